@@ -1,0 +1,22 @@
+//! navmesh: the runtime navigation mesh, the part of the project that plays Detour's role.
+//!
+//! A [`NavMesh`] is immutable once built: vertices, counter-clockwise triangles, the
+//! neighbour across each triangle edge (or a wall), an island id per triangle and the wall
+//! edges. Meshes come from `navmesh-builder` as files in the format of [`file`]; loading
+//! checks every invariant, so code holding a `NavMesh` can trust it.
+//!
+//! This crate does no I/O and reads no clock: [`file::encode`] and [`file::decode`] work on
+//! bytes, and the caller reads and writes them. It never triangulates (no spade here).
+//!
+//! Entry points: [`file::decode`] to load, [`NavMesh::new`] to build from triangles,
+//! [`TriangleLocator`] to find the triangle under a point.
+
+pub mod file;
+pub mod geom;
+pub mod locate;
+pub mod mesh;
+
+pub use file::{DecodeError, decode, encode};
+pub use geom::{Aabb, Point};
+pub use locate::TriangleLocator;
+pub use mesh::{BuildInfo, IslandId, MeshError, NavMesh, TriId, VertId, WallEdge};

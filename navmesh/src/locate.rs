@@ -1,0 +1,147 @@
+//! Point location: which triangle lies under a point, through a uniform grid of triangle
+//! bounding boxes (no scan of the mesh).
+
+use crate::geom::{Point, orient};
+use crate::mesh::{NavMesh, TriId};
+
+/// A uniform grid over the mesh bounds; each cell lists the triangles whose bounding box
+/// overlaps it, in ascending id order (compressed rows: `cell_start` indexes `tris`).
+#[derive(Clone, Debug)]
+pub struct TriangleLocator {
+    origin: Point,
+    inv_cell: f64,
+    cols: usize,
+    rows: usize,
+    cell_start: Vec<u32>,
+    tris: Vec<TriId>,
+}
+
+impl TriangleLocator {
+    /// Builds the index: about one cell per triangle, square cells.
+    pub fn new(mesh: &NavMesh) -> TriangleLocator {
+        let bounds = mesh.bounds();
+        let size = bounds.size();
+        let area = (size.x * size.y).max(f64::MIN_POSITIVE);
+        let cell = (area / mesh.triangle_count().max(1) as f64)
+            .sqrt()
+            .max(1e-9);
+        let cols = ((size.x / cell).ceil() as usize).clamp(1, 1 << 14);
+        let rows = ((size.y / cell).ceil() as usize).clamp(1, 1 << 14);
+        let inv_cell = 1.0 / cell;
+        let mut locator = TriangleLocator {
+            origin: bounds.min,
+            inv_cell,
+            cols,
+            rows,
+            cell_start: vec![0; cols * rows + 1],
+            tris: Vec::new(),
+        };
+        // Two passes over the triangles: count per cell, then fill. Filling in id order keeps
+        // every cell's list sorted, which makes `locate` deterministic.
+        let ranges: Vec<_> = (0..mesh.triangle_count())
+            .map(|t| locator.cell_range(mesh.triangle_points(TriId(t as u32))))
+            .collect();
+        for &(c0, c1, r0, r1) in &ranges {
+            for r in r0..=r1 {
+                for c in c0..=c1 {
+                    locator.cell_start[r * cols + c + 1] += 1;
+                }
+            }
+        }
+        for i in 1..locator.cell_start.len() {
+            locator.cell_start[i] += locator.cell_start[i - 1];
+        }
+        let mut fill = locator.cell_start.clone();
+        locator.tris = vec![TriId(0); *locator.cell_start.last().unwrap_or(&0) as usize];
+        for (t, &(c0, c1, r0, r1)) in ranges.iter().enumerate() {
+            for r in r0..=r1 {
+                for c in c0..=c1 {
+                    let slot = &mut fill[r * cols + c];
+                    locator.tris[*slot as usize] = TriId(t as u32);
+                    *slot += 1;
+                }
+            }
+        }
+        locator
+    }
+
+    fn cell_of(&self, p: Point) -> (usize, usize) {
+        let c = ((p.x - self.origin.x) * self.inv_cell).floor();
+        let r = ((p.y - self.origin.y) * self.inv_cell).floor();
+        // NaN and out-of-range values clamp to the border; callers check containment anyway.
+        let c = if c > 0.0 {
+            (c as usize).min(self.cols - 1)
+        } else {
+            0
+        };
+        let r = if r > 0.0 {
+            (r as usize).min(self.rows - 1)
+        } else {
+            0
+        };
+        (c, r)
+    }
+
+    fn cell_range(&self, pts: [Point; 3]) -> (usize, usize, usize, usize) {
+        let (mut c0, mut r0) = self.cell_of(pts[0]);
+        let (mut c1, mut r1) = (c0, r0);
+        for &p in &pts[1..] {
+            let (c, r) = self.cell_of(p);
+            c0 = c0.min(c);
+            c1 = c1.max(c);
+            r0 = r0.min(r);
+            r1 = r1.max(r);
+        }
+        (c0, c1, r0, r1)
+    }
+
+    /// The triangle containing `p` (boundary included), or `None` off the mesh. A point on a
+    /// shared edge or vertex resolves to the lowest triangle id that contains it.
+    pub fn locate(&self, mesh: &NavMesh, p: Point) -> Option<TriId> {
+        if !p.is_finite() {
+            return None;
+        }
+        let b = mesh.bounds();
+        if p.x < b.min.x || p.y < b.min.y || p.x > b.max.x || p.y > b.max.y {
+            return None;
+        }
+        let (c, r) = self.cell_of(p);
+        let cell = r * self.cols + c;
+        let candidates =
+            &self.tris[self.cell_start[cell] as usize..self.cell_start[cell + 1] as usize];
+        candidates.iter().copied().find(|&t| {
+            let [a, b, c] = mesh.triangle_points(t);
+            orient(a, b, p) >= 0.0 && orient(b, c, p) >= 0.0 && orient(c, a, p) >= 0.0
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::{BuildInfo, VertId};
+
+    #[test]
+    fn locates_inside_on_edges_and_off_mesh() {
+        let v = vec![
+            Point::new(0.0, 0.0),
+            Point::new(2.0, 0.0),
+            Point::new(2.0, 2.0),
+            Point::new(0.0, 2.0),
+        ];
+        let t = vec![
+            [VertId(0), VertId(1), VertId(2)],
+            [VertId(0), VertId(2), VertId(3)],
+        ];
+        let mesh = NavMesh::new(BuildInfo::default(), v, t).unwrap();
+        let loc = TriangleLocator::new(&mesh);
+        assert_eq!(loc.locate(&mesh, Point::new(1.5, 0.5)), Some(TriId(0)));
+        assert_eq!(loc.locate(&mesh, Point::new(0.5, 1.5)), Some(TriId(1)));
+        // The shared diagonal and the shared corner resolve to the lower id.
+        assert_eq!(loc.locate(&mesh, Point::new(1.0, 1.0)), Some(TriId(0)));
+        assert_eq!(loc.locate(&mesh, Point::new(0.0, 0.0)), Some(TriId(0)));
+        assert_eq!(loc.locate(&mesh, Point::new(2.0, 2.0)), Some(TriId(0)));
+        assert_eq!(loc.locate(&mesh, Point::new(2.5, 1.0)), None);
+        assert_eq!(loc.locate(&mesh, Point::new(f64::NAN, 1.0)), None);
+    }
+}
