@@ -2,7 +2,7 @@
 //!
 //! A [`NavMesh`] is immutable once built: vertices, counter-clockwise triangles, the
 //! neighbour across each triangle edge (or a wall), an island id per triangle and the wall
-//! edges. Meshes come from `navmesh-builder` as files in the format of [`file`]; loading
+//! edges. Meshes come from `navmesh-builder` as files in the format of [`mod@file`]; loading
 //! checks every invariant, so code holding a `NavMesh` can trust it.
 //!
 //! This crate does no I/O and reads no clock: [`file::encode`] and [`file::decode`] work on

@@ -1,0 +1,82 @@
+//! Integration tests for the builder: real maps in, meshes checked against the input.
+
+// Test helpers outside `#[test]` functions may panic on setup failures: that is the report.
+#![allow(clippy::unwrap_used)]
+
+mod cli;
+mod grid_maps;
+mod polygon_maps;
+
+use navmesh::{NavMesh, TriId};
+use navmesh_builder::pipeline::{Built, SourceKind, build};
+use navmesh_builder::triangulate::RefineParams;
+
+/// A map shipped in the repository's `maps/` folder.
+pub fn map_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../maps")
+        .join(name)
+}
+
+/// Builds a shipped map.
+pub fn build_map(name: &str, params: &RefineParams) -> Built {
+    let path = map_path(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kind = SourceKind::from_path(&path).unwrap();
+    build(name, &text, kind, params, &mut |_| {}).unwrap()
+}
+
+/// A small deterministic generator for sample points (splitmix64).
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Checks what every mesh must satisfy, independently of how `NavMesh::new` checked it:
+/// every triangle counter-clockwise with positive area, and neighbours symmetric across
+/// the same two vertices.
+pub fn assert_mesh_invariants(mesh: &NavMesh) {
+    for t in 0..mesh.triangle_count() {
+        let tri = TriId(t as u32);
+        assert!(
+            mesh.triangle_area(tri) > 0.0,
+            "triangle {t} not CCW or degenerate"
+        );
+        let verts = mesh.triangles()[t];
+        for e in 0..3 {
+            if let Some(n) = mesh.neighbours()[t][e] {
+                let back = mesh.neighbours()[n.index()]
+                    .iter()
+                    .position(|&m| m == Some(tri))
+                    .unwrap_or_else(|| {
+                        panic!("triangle {t} edge {e}: neighbour {n} does not point back")
+                    });
+                let nv = mesh.triangles()[n.index()];
+                assert_eq!(
+                    (verts[e], verts[(e + 1) % 3]),
+                    (nv[(back + 1) % 3], nv[back]),
+                    "triangle {t} edge {e} and neighbour {n} edge {back} are not the same edge"
+                );
+                assert_eq!(
+                    mesh.island(tri),
+                    mesh.island(n),
+                    "neighbours on different islands"
+                );
+            }
+        }
+    }
+}
