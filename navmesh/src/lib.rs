@@ -20,3 +20,7 @@ pub use file::{DecodeError, decode, encode};
 pub use geom::{Aabb, Point};
 pub use locate::TriangleLocator;
 pub use mesh::{BuildInfo, IslandId, MeshError, NavMesh, TriId, VertId, WallEdge};
+pub mod path;
+pub mod width;
+
+pub use path::{NavMeshQuery, Path, PathError, SearchStats};

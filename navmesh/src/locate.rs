@@ -6,7 +6,7 @@ use crate::mesh::{NavMesh, TriId};
 
 /// A uniform grid over the mesh bounds; each cell lists the triangles whose bounding box
 /// overlaps it, in ascending id order (compressed rows: `cell_start` indexes `tris`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TriangleLocator {
     origin: Point,
     inv_cell: f64,

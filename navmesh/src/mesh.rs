@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::geom::{Aabb, Point, orient};
+use crate::locate::TriangleLocator;
+use crate::width::traversal_widths;
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -192,6 +194,15 @@ pub struct NavMesh {
     island_count: u32,
     walls: Vec<WallEdge>,
     bounds: Aabb,
+    /// Derived at construction (never stored in files): point location.
+    locator: TriangleLocator,
+    /// Derived: true for vertices on a wall (obstacle corners paths may turn around).
+    on_wall: Vec<bool>,
+    /// Derived: `widths[t][k]`, the widest disc that can cross triangle `t` between the two
+    /// edges meeting at corner `k` (see [`crate::width`]).
+    widths: Vec<[f64; 3]>,
+    /// Derived: half the largest width anywhere, the largest radius any corridor admits.
+    max_radius: f64,
 }
 
 impl NavMesh {
@@ -303,7 +314,12 @@ impl NavMesh {
                 min: Point::default(),
                 max: Point::default(),
             });
-        NavMesh {
+        let mut on_wall = vec![false; vertices.len()];
+        for w in &walls {
+            on_wall[w.from.index()] = true;
+            on_wall[w.to.index()] = true;
+        }
+        let mut mesh = NavMesh {
             info,
             vertices,
             triangles,
@@ -312,7 +328,37 @@ impl NavMesh {
             island_count,
             walls,
             bounds,
-        }
+            locator: TriangleLocator::default(),
+            on_wall,
+            widths: Vec::new(),
+            max_radius: 0.0,
+        };
+        mesh.locator = TriangleLocator::new(&mesh);
+        mesh.widths = traversal_widths(&mesh);
+        mesh.max_radius = mesh.widths.iter().flatten().fold(0.0f64, |m, &w| m.max(w)) / 2.0;
+        mesh
+    }
+
+    /// The triangle containing `p` (boundary included), or `None` off the mesh. A point on
+    /// a shared edge or vertex resolves to the lowest triangle id that contains it.
+    pub fn locate(&self, p: Point) -> Option<TriId> {
+        self.locator.locate(self, p)
+    }
+
+    /// True when the vertex lies on a wall: an obstacle corner a path may turn around.
+    pub fn is_wall_vertex(&self, v: VertId) -> bool {
+        self.on_wall[v.index()]
+    }
+
+    /// The widest disc (diameter) that can cross triangle `tri` from one of the edges at
+    /// `corner` to the other. Edges at corner `k` are edge `k` and edge `(k + 2) % 3`.
+    pub fn traversal_width(&self, tri: TriId, corner: usize) -> f64 {
+        self.widths[tri.index()][corner]
+    }
+
+    /// The largest radius any traversal of the mesh admits.
+    pub fn max_radius(&self) -> f64 {
+        self.max_radius
     }
 
     /// How the mesh was built.

@@ -1,0 +1,90 @@
+//! Traversal widths: how wide a disc can pass through a triangle between two of its edges.
+//!
+//! This is the width of Demyen & Buro's Triangulation A\* ("Efficient Triangulation-Based
+//! Pathfinding", AAAI 2006), which makes corridor search aware of agent size. A disc that
+//! enters triangle `C A B` through edge `CA` and leaves through edge `CB` must pass corner
+//! `C`; the passage there is bounded by `C`'s distance to `A`, to `B`, and to the nearest wall
+//! on the far side of `AB`. We compute the last term exactly within the disc of radius
+//! `min(|CA|, |CB|)` around `C`, by a flood fill across non-wall edges that stops at edges no
+//! closer than the best wall found so far.
+//!
+//! Corners `A` and `B` count as obstacles even when they are interior vertices (Steiner
+//! points from refinement), so on refined meshes widths are conservative: a few passages may
+//! be judged narrower than they are, never wider. On unrefined meshes every vertex lies on a
+//! wall and the width is exact.
+
+use crate::geom::Point;
+use crate::mesh::{NavMesh, TriId};
+
+/// Distance from `p` to the segment `a b`.
+pub fn distance_to_segment(p: Point, a: Point, b: Point) -> f64 {
+    let ab = b - a;
+    let len2 = ab.dot(ab);
+    let t = if len2 > 0.0 {
+        ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    p.distance(a + ab * t)
+}
+
+/// `widths[t][k]` for every triangle and corner, see the module docs.
+pub(crate) fn traversal_widths(mesh: &NavMesh) -> Vec<[f64; 3]> {
+    let mut search = Search {
+        stack: Vec::new(),
+        seen: vec![0; mesh.triangle_count()],
+        stamp: 0,
+    };
+    (0..mesh.triangle_count())
+        .map(|t| {
+            let tri = TriId(t as u32);
+            std::array::from_fn(|k| corner_width(mesh, tri, k, &mut search))
+        })
+        .collect()
+}
+
+/// Scratch for the flood fills: a stack and a visit stamp per triangle.
+struct Search {
+    stack: Vec<(TriId, usize)>,
+    seen: Vec<u32>,
+    stamp: u32,
+}
+
+fn corner_width(mesh: &NavMesh, tri: TriId, k: usize, search: &mut Search) -> f64 {
+    let pts = mesh.triangle_points(tri);
+    let c = pts[k];
+    let a = pts[(k + 1) % 3];
+    let b = pts[(k + 2) % 3];
+    let mut best = c.distance(a).min(c.distance(b));
+    // Edge `AB` is edge `k + 1` of this triangle; the search starts there.
+    search.stamp += 1;
+    let stamp = search.stamp;
+    search.seen[tri.index()] = stamp;
+    let stack = &mut search.stack;
+    stack.clear();
+    stack.push((tri, (k + 1) % 3));
+    while let Some((t, e)) = stack.pop() {
+        let corners = mesh.triangles()[t.index()];
+        let p = mesh.vertices()[corners[e].index()];
+        let q = mesh.vertices()[corners[(e + 1) % 3].index()];
+        let d = distance_to_segment(c, p, q);
+        if d >= best {
+            continue;
+        }
+        match mesh.neighbours()[t.index()][e] {
+            None => best = d,
+            Some(next) if search.seen[next.index()] != stamp => {
+                search.seen[next.index()] = stamp;
+                // Continue through the two other edges of the triangle across.
+                let back = mesh.neighbours()[next.index()]
+                    .iter()
+                    .position(|&n| n == Some(t))
+                    .unwrap_or(0);
+                stack.push((next, (back + 1) % 3));
+                stack.push((next, (back + 2) % 3));
+            }
+            Some(_) => {}
+        }
+    }
+    best
+}
