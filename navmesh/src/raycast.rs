@@ -1,0 +1,928 @@
+//! Raycasts: does the straight segment `from -> to` stay on the walkable area, and if not,
+//! where does it first leave it?
+//!
+//! # Semantics
+//!
+//! The walkable area is the union of the closed triangles. A segment that stays in it is
+//! [`Raycast::Clear`], even when it touches a wall, runs exactly along one, or passes through
+//! a wall vertex (including a "pinch" vertex where two parts of the mesh meet at a single
+//! point). Otherwise the result is [`Raycast::Hit`] at the first point where the segment
+//! leaves the area: on a wall's interior, or at a wall vertex when the segment slips out
+//! between two walls meeting there.
+//!
+//! # Algorithm
+//!
+//! A straight walk through the triangles (Devillers, Pion & Teillaud, "Walking in a
+//! triangulation", 2002). The start triangle is [`NavMesh::locate`]`(from)`; in each
+//! triangle, if `to` lies in the closed triangle the ray is clear; otherwise the walk leaves
+//! through the edge or vertex where the line `from -> to` exits the triangle, forward. An
+//! exit edge that is a wall is a hit; any other edge leads to the neighbour across it. At a
+//! vertex, the walk turns around the vertex's fan of triangles (through the neighbours, and
+//! through the walls at the vertex to reach the other fans of a pinch vertex) and continues in
+//! the triangle whose corner contains the segment's direction; if none does, the segment
+//! leaves the area there.
+//!
+//! # Robustness
+//!
+//! Every decision of the walk (which vertices lie left of, right of or exactly on the line
+//! `from -> to`, and whether `to` lies in a triangle) is taken with an *exact* orientation
+//! predicate: a floating-point filter, then, for the rare near-degenerate case, an exact sum
+//! of the six products (Shewchuk's error-free transformations). Each vertex is therefore
+//! classified once and consistently by every triangle that shares it, so a segment through a
+//! vertex, along an interior edge or along a wall, or starting on an edge or a vertex, is
+//! walked exactly as the real geometry says: no loop, no false hit, no missed wall. Points of
+//! the line are ordered along its dominant axis, which is exact for points exactly on it.
+//! "Exactly" means for the binary coordinates as stored: a straight wall split at a vertex
+//! that rounding moved a hair off the line is not straight, and a segment along it leaves the
+//! area by that hair if the vertex moved inward (a hit at the vertex).
+//! Floating point only enters the *reported* hit: the crossing of the segment `from + t·(to −
+//! from)` with the wall `p + s·(q − p)` is solved by Cramer's rule,
+//! `t = ((p − from) × (q − p)) / (d × (q − p))` and `s = ((p − from) × d) / (d × (q − p))`
+//! with `d = to − from`, and both parameters are clamped to `[0, 1]`; the reported point is
+//! `p + s·(q − p)`, on the wall. A hit at a vertex reports the vertex itself.
+//!
+//! The start triangle comes from [`NavMesh::locate`]'s floating-point test; if the exact
+//! test disagrees (the start lies within rounding of the triangle's boundary), the
+//! triangles around the start triangle's corners are searched for one that contains it
+//! exactly, and the start counts as off the mesh if there is none.
+//!
+//! A far end more than the mesh's own size beyond its bounds is first pulled in along the
+//! segment to that distance (the segment must cross a wall before it anyway), which keeps
+//! the arithmetic far from overflow; the reported `t` is still a fraction of `from -> to`.
+//!
+//! The walk is bounded: a valid planar mesh needs at most one step per triangle and per
+//! vertex on the line, so after `4 × triangle_count + 8` steps it stops with
+//! [`RaycastError::WalkFailed`]. That can only happen on a mesh whose triangles overlap
+//! geometrically (which [`NavMesh::new`] does not check); the error is never returned for a
+//! planar mesh. Raycasts never panic and never loop.
+
+use crate::geom::Point;
+use crate::mesh::{NavMesh, TriId, VertId};
+
+/// The outcome of a raycast, see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Raycast {
+    /// The whole segment lies on the walkable area.
+    Clear,
+    /// The segment leaves the walkable area.
+    Hit {
+        /// Where it first leaves: on the wall, up to rounding (exactly the vertex when it
+        /// leaves at one).
+        point: Point,
+        /// `point`'s position along the segment, as a fraction of `from -> to` in `[0, 1]`.
+        t: f64,
+        /// The wall it leaves through, an index into [`NavMesh::walls`]. When it leaves at a
+        /// vertex between two walls, the lower index of the two.
+        wall: usize,
+    },
+}
+
+/// Why a raycast has no answer.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RaycastError {
+    /// An endpoint has a NaN or infinite coordinate.
+    #[error("ray endpoint ({x}, {y}) is not finite")]
+    NonFinite {
+        /// The endpoint's x.
+        x: f64,
+        /// The endpoint's y.
+        y: f64,
+    },
+    /// The start is not on the mesh.
+    #[error("ray start ({x}, {y}) is off the mesh")]
+    StartOffMesh {
+        /// Start x.
+        x: f64,
+        /// Start y.
+        y: f64,
+    },
+    /// The walk did not finish: the mesh's triangles overlap near the segment. Never
+    /// returned for a planar mesh (see the module docs).
+    #[error("triangle walk gave up after {steps} steps: the mesh overlaps itself")]
+    WalkFailed {
+        /// Steps taken.
+        steps: usize,
+    },
+}
+
+impl NavMesh {
+    /// Casts the segment `from -> to` against the walls; see [`raycast`].
+    pub fn raycast(&self, from: Point, to: Point) -> Result<Raycast, RaycastError> {
+        raycast(self, from, to)
+    }
+}
+
+/// Whether the segment `from -> to` stays on the walkable area of `mesh`, and if not, where
+/// it first leaves it. See the module docs for the exact semantics and the algorithm.
+pub fn raycast(mesh: &NavMesh, from: Point, to: Point) -> Result<Raycast, RaycastError> {
+    for p in [from, to] {
+        if !p.is_finite() {
+            return Err(RaycastError::NonFinite { x: p.x, y: p.y });
+        }
+    }
+    let off_mesh = || RaycastError::StartOffMesh {
+        x: from.x,
+        y: from.y,
+    };
+    let located = mesh.locate(from).ok_or_else(off_mesh)?;
+    let (end, scale) = pull_in(mesh, from, to);
+    let walk = Walk {
+        mesh,
+        a: from,
+        b: end,
+        d: end - from,
+    };
+    let start = walk.start_triangle(located).ok_or_else(off_mesh)?;
+    Ok(match walk.run(start)? {
+        Raycast::Hit { point, t, wall } => Raycast::Hit {
+            point,
+            t: (t * scale).clamp(0.0, 1.0),
+            wall,
+        },
+        Raycast::Clear => Raycast::Clear,
+    })
+}
+
+/// Moves `to` toward `from` so that it lies at most the mesh's size beyond its bounds.
+/// Returns the new end and its fraction of `from -> to` (1 when unchanged). `from` is on the
+/// mesh. Works on half vectors so that no difference overflows.
+fn pull_in(mesh: &NavMesh, from: Point, to: Point) -> (Point, f64) {
+    let b = mesh.bounds();
+    let size = b.size();
+    let margin = size.x.max(size.y) + 1.0;
+    let lo = Point::new(b.min.x - margin, b.min.y - margin);
+    let hi = Point::new(b.max.x + margin, b.max.y + margin);
+    if to.x >= lo.x && to.x <= hi.x && to.y >= lo.y && to.y <= hi.y {
+        return (to, 1.0);
+    }
+    let half = to * 0.5 - from * 0.5;
+    let mut t = 1.0f64;
+    for (p, q, end, lo, hi) in [
+        (from.x, half.x, to.x, lo.x, hi.x),
+        (from.y, half.y, to.y, lo.y, hi.y),
+    ] {
+        // `from` is inside the box, so `q` is nonzero whenever `end` is outside it.
+        if end > hi {
+            t = t.min((hi - p) * 0.5 / q);
+        } else if end < lo {
+            t = t.min((lo - p) * 0.5 / q);
+        }
+    }
+    let t = t.clamp(0.0, 1.0);
+    (from + half * (2.0 * t), t)
+}
+
+/// Where the walk stands: in a triangle, or at a vertex reached from a triangle around it.
+#[derive(Clone, Copy, Debug)]
+enum At {
+    Tri(TriId),
+    Vertex(VertId, TriId),
+}
+
+/// Where the line leaves a triangle, forward.
+#[derive(Clone, Copy, Debug)]
+enum Exit {
+    /// Through the interior of this edge.
+    Edge(usize),
+    /// Through this corner.
+    Corner(usize),
+    /// The line misses the triangle (only on an overlapping mesh).
+    Missed,
+}
+
+/// What turning around a vertex's fan found.
+struct Fan {
+    /// A triangle whose corner at the vertex contains the ray's direction.
+    found: Option<TriId>,
+    /// The walls that end the fan on either side (none for a closed fan).
+    ends: [Option<usize>; 2],
+}
+
+struct Walk<'m> {
+    mesh: &'m NavMesh,
+    a: Point,
+    b: Point,
+    d: Point,
+}
+
+impl Walk<'_> {
+    fn point(&self, v: VertId) -> Point {
+        self.mesh.vertices()[v.index()]
+    }
+
+    /// Which side of the line `a -> b` the vertex is on: 1 left, -1 right, 0 on it (exact).
+    fn side(&self, v: VertId) -> i8 {
+        orient_sign(self.a, self.b, self.point(v))
+    }
+
+    /// Whether `p` lies in the closed triangle (exact).
+    fn contains(&self, tri: TriId, p: Point) -> bool {
+        let [a, b, c] = self.mesh.triangle_points(tri);
+        orient_sign(a, b, p) >= 0 && orient_sign(b, c, p) >= 0 && orient_sign(c, a, p) >= 0
+    }
+
+    /// For two points exactly on the line: is `p` strictly ahead of `q`? Exact, as it
+    /// compares coordinates along the line's dominant axis.
+    fn ahead(&self, p: Point, q: Point) -> bool {
+        if self.d.x.abs() >= self.d.y.abs() {
+            if self.d.x > 0.0 { p.x > q.x } else { p.x < q.x }
+        } else if self.d.y > 0.0 {
+            p.y > q.y
+        } else {
+            p.y < q.y
+        }
+    }
+
+    /// The triangle to start in: `located` if it contains `a` exactly, else a triangle
+    /// around its corners that does.
+    fn start_triangle(&self, located: TriId) -> Option<TriId> {
+        if self.contains(located, self.a) {
+            return Some(located);
+        }
+        self.mesh.triangles()[located.index()]
+            .iter()
+            .find_map(|&v| {
+                self.turn_around(v, located, |t, _| self.contains(t, self.a))
+                    .found
+            })
+    }
+
+    fn run(&self, start: TriId) -> Result<Raycast, RaycastError> {
+        let limit = 4 * self.mesh.triangle_count() + 8;
+        let mut at = At::Tri(start);
+        for step in 0..limit {
+            at = match at {
+                At::Tri(tri) => {
+                    if self.contains(tri, self.b) {
+                        return Ok(Raycast::Clear);
+                    }
+                    match self.exit(tri) {
+                        Exit::Edge(e) => match self.mesh.neighbours()[tri.index()][e] {
+                            Some(next) => At::Tri(next),
+                            None => return self.edge_hit(tri, e, step),
+                        },
+                        Exit::Corner(k) => At::Vertex(self.mesh.triangles()[tri.index()][k], tri),
+                        Exit::Missed => return Err(RaycastError::WalkFailed { steps: step }),
+                    }
+                }
+                At::Vertex(v, from) => match self.through_vertex(v, from) {
+                    Ok(next) => At::Tri(next),
+                    Err(hit) => return hit.ok_or(RaycastError::WalkFailed { steps: step }),
+                },
+            };
+        }
+        Err(RaycastError::WalkFailed { steps: limit })
+    }
+
+    /// Where the line leaves `tri` going forward. Edge `i` runs from corner `i` to corner
+    /// `i + 1` counter-clockwise, so the line leaves through it when corner `i` is right of
+    /// the line and corner `i + 1` left of it.
+    fn exit(&self, tri: TriId) -> Exit {
+        let corners = self.mesh.triangles()[tri.index()];
+        let s = corners.map(|v| self.side(v));
+        if let Some(e) = (0..3).find(|&i| s[i] < 0 && s[(i + 1) % 3] > 0) {
+            return Exit::Edge(e);
+        }
+        // The corners exactly on the line, in order.
+        let mut on = [0usize; 3];
+        let mut count = 0;
+        for i in (0..3).filter(|&i| s[i] == 0) {
+            on[count] = i;
+            count += 1;
+        }
+        match on[..count] {
+            // Through one corner: either the line enters through the opposite edge and leaves
+            // at the corner, or it only touches the triangle there (the walk starts at it).
+            [k] => Exit::Corner(k),
+            // Along an edge: leave at its forward end.
+            [j, k] => {
+                let (pj, pk) = (self.point(corners[j]), self.point(corners[k]));
+                Exit::Corner(if self.ahead(pk, pj) { k } else { j })
+            }
+            _ => Exit::Missed,
+        }
+    }
+
+    /// Does the corner of `tri` at `k` (a vertex exactly on the line) contain the ray's
+    /// forward direction, inside or along one of its two edges?
+    fn corner_has_ray(&self, tri: TriId, k: usize) -> bool {
+        let corners = self.mesh.triangles()[tri.index()];
+        let v = self.point(corners[k]);
+        let (p, q) = (corners[(k + 1) % 3], corners[(k + 2) % 3]);
+        let (sp, sq) = (self.side(p), self.side(q));
+        (sp < 0 && sq > 0)
+            || (sp == 0 && self.ahead(self.point(p), v))
+            || (sq == 0 && self.ahead(self.point(q), v))
+    }
+
+    /// Turns around vertex `v` through the neighbours, counter-clockwise from `start` and
+    /// then clockwise, until `pred(tri, corner of v)` holds or the fan closes or ends at walls
+    /// on both sides.
+    fn turn_around(
+        &self,
+        v: VertId,
+        start: TriId,
+        mut pred: impl FnMut(TriId, usize) -> bool,
+    ) -> Fan {
+        let mesh = self.mesh;
+        let corner = |t: TriId| mesh.triangles()[t.index()].iter().position(|&c| c == v);
+        let mut fan = Fan {
+            found: None,
+            ends: [None, None],
+        };
+        let Some(k0) = corner(start) else {
+            return fan;
+        };
+        if pred(start, k0) {
+            fan.found = Some(start);
+            return fan;
+        }
+        // Counter-clockwise: across the edge arriving at `v` (edge k + 2); clockwise: across
+        // the edge leaving it (edge k). The count bounds a walk on an inconsistent mesh.
+        for (side, edge_of) in [(0, 2usize), (1, 0usize)] {
+            let (mut t, mut k) = (start, k0);
+            for _ in 0..mesh.triangle_count() {
+                let e = (k + edge_of) % 3;
+                match mesh.neighbours()[t.index()][e] {
+                    None => {
+                        fan.ends[side] = wall_index(mesh, t, e);
+                        break;
+                    }
+                    Some(next) if next == start => return fan,
+                    Some(next) => {
+                        let Some(kn) = corner(next) else {
+                            return fan;
+                        };
+                        (t, k) = (next, kn);
+                        if pred(t, k) {
+                            fan.found = Some(t);
+                            return fan;
+                        }
+                    }
+                }
+            }
+        }
+        fan
+    }
+
+    /// Continues the walk at vertex `v` (exactly on the line), reached from `from`: the
+    /// triangle the ray enters next, or the hit where it leaves the area at `v` (`None`
+    /// inside only on an inconsistent mesh).
+    fn through_vertex(&self, v: VertId, from: TriId) -> Result<TriId, Option<Raycast>> {
+        let fan = self.turn_around(v, from, |t, k| self.corner_has_ray(t, k));
+        if let Some(next) = fan.found {
+            return Ok(next);
+        }
+        let Some(wall) = fan.ends.iter().flatten().copied().min() else {
+            // A closed fan covers every direction: only an inconsistent mesh gets here.
+            return Err(None);
+        };
+        // A pinch vertex: other fans meet here, each ended by walls at `v`, and every wall
+        // at `v` is listed in the wall grid's cell of `v`. (Another fan is turned around
+        // twice, once from each of its end walls: rare and harmless.)
+        let p = self.point(v);
+        for &w in self.mesh.wall_grid().walls_at(p) {
+            let other = self.mesh.walls()[w];
+            if (other.from != v && other.to != v) || fan.ends.contains(&Some(w)) {
+                continue;
+            }
+            let turned = self.turn_around(v, other.tri, |t, k| self.corner_has_ray(t, k));
+            if let Some(next) = turned.found {
+                return Ok(next);
+            }
+        }
+        let t = ((p - self.a).dot(self.d) / self.d.dot(self.d)).clamp(0.0, 1.0);
+        Err(Some(Raycast::Hit { point: p, t, wall }))
+    }
+
+    /// The hit where the segment crosses wall edge `e` of `tri`, by Cramer's rule (module
+    /// docs).
+    fn edge_hit(&self, tri: TriId, e: usize, step: usize) -> Result<Raycast, RaycastError> {
+        let wall = wall_index(self.mesh, tri, e).ok_or(RaycastError::WalkFailed { steps: step })?;
+        let corners = self.mesh.triangles()[tri.index()];
+        let p = self.point(corners[e]);
+        let q = self.point(corners[(e + 1) % 3]);
+        let along = q - p;
+        let denom = self.d.cross(along);
+        let (s, t) = if denom != 0.0 && denom.is_finite() {
+            let ap = p - self.a;
+            (ap.cross(self.d) / denom, ap.cross(along) / denom)
+        } else {
+            (0.5, 0.5)
+        };
+        let s = if s.is_nan() { 0.5 } else { s.clamp(0.0, 1.0) };
+        let t = if t.is_nan() { 0.5 } else { t.clamp(0.0, 1.0) };
+        Ok(Raycast::Hit {
+            point: p + along * s,
+            t,
+            wall,
+        })
+    }
+}
+
+/// The index in [`NavMesh::walls`] of wall edge `e` of `tri`. Walls are listed by triangle,
+/// then edge, so a binary search finds it.
+fn wall_index(mesh: &NavMesh, tri: TriId, e: usize) -> Option<usize> {
+    let key = (tri, e as u8);
+    mesh.walls()
+        .binary_search_by_key(&key, |w| (w.tri, w.edge))
+        .ok()
+        .or_else(|| mesh.walls().iter().position(|w| (w.tri, w.edge) == key))
+}
+
+/// The sign of `orient(a, b, c)` (twice the signed area of `a b c`), computed exactly: 1 when
+/// counter-clockwise, -1 when clockwise, 0 when collinear. Exact for all finite inputs whose
+/// pairwise products neither overflow nor underflow (coordinates between about 1e-140 and
+/// 1e150 in magnitude, or zero).
+pub(crate) fn orient_sign(a: Point, b: Point, c: Point) -> i8 {
+    // Shewchuk's orient2d filter: the float result's sign is right unless it is within this
+    // bound of zero.
+    const EPS: f64 = f64::EPSILON / 2.0;
+    const ERR: f64 = (3.0 + 16.0 * EPS) * EPS;
+    let left = (b.x - a.x) * (c.y - a.y);
+    let right = (b.y - a.y) * (c.x - a.x);
+    let det = left - right;
+    let bound = ERR * (left.abs() + right.abs());
+    if det > bound {
+        return 1;
+    }
+    if -det > bound {
+        return -1;
+    }
+    // Exact: det = bx·cy − bx·ay − ax·cy − by·cx + by·ax + ay·cx (the ax·ay terms cancel),
+    // each product split into an exact pair (high, low) with a fused multiply-add.
+    let products = [
+        (b.x, c.y),
+        (-b.x, a.y),
+        (-a.x, c.y),
+        (-b.y, c.x),
+        (b.y, a.x),
+        (a.y, c.x),
+    ];
+    let mut terms = [0.0f64; 12];
+    for (i, (x, y)) in products.into_iter().enumerate() {
+        let high = x * y;
+        terms[2 * i] = high;
+        terms[2 * i + 1] = x.mul_add(y, -high);
+    }
+    exact_sum_sign(&terms)
+}
+
+/// The sign of the exact sum of at most 12 floats, by growing a nonoverlapping expansion
+/// (Shewchuk, "Adaptive precision floating-point arithmetic", 1997, Grow-Expansion): the
+/// sign of the sum is the sign of the expansion's largest nonzero component.
+fn exact_sum_sign(terms: &[f64; 12]) -> i8 {
+    let mut expansion = [0.0f64; 12];
+    for (len, &term) in terms.iter().enumerate() {
+        let mut q = term;
+        for e in &mut expansion[..len] {
+            let (sum, err) = two_sum(q, *e);
+            *e = err;
+            q = sum;
+        }
+        expansion[len] = q;
+    }
+    match expansion.iter().rev().find(|&&x| x != 0.0) {
+        Some(&x) if x > 0.0 => 1,
+        Some(&x) if x < 0.0 => -1,
+        _ => 0,
+    }
+}
+
+/// `a + b` as an exact pair (rounded sum, rounding error) (Knuth's Two-Sum).
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let sum = a + b;
+    let b_virtual = sum - a;
+    let a_virtual = sum - b_virtual;
+    (sum, (a - a_virtual) + (b - b_virtual))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walls::fixtures::*;
+    use proptest::prelude::*;
+
+    fn p(x: f64, y: f64) -> Point {
+        Point::new(x, y)
+    }
+
+    fn wall_points(mesh: &NavMesh, w: usize) -> (Point, Point) {
+        let wall = mesh.walls()[w];
+        (
+            mesh.vertices()[wall.from.index()],
+            mesh.vertices()[wall.to.index()],
+        )
+    }
+
+    /// Do the segments cross at a point interior to both (exact)?
+    fn properly_crosses(a: Point, b: Point, c: Point, d: Point) -> bool {
+        orient_sign(a, b, c) * orient_sign(a, b, d) < 0
+            && orient_sign(c, d, a) * orient_sign(c, d, b) < 0
+    }
+
+    /// The parameter along `a b` of its crossing with `c d` (Cramer's rule).
+    fn crossing_t(a: Point, b: Point, c: Point, d: Point) -> f64 {
+        (c - a).cross(d - c) / (b - a).cross(d - c)
+    }
+
+    fn sample(a: Point, b: Point, k: usize) -> Point {
+        if k == 64 {
+            b
+        } else {
+            a + (b - a) * (k as f64 / 64.0)
+        }
+    }
+
+    /// The reference: clear iff every 1/64 sample is on the mesh and no wall is properly
+    /// crossed.
+    fn reference_clear(mesh: &NavMesh, a: Point, b: Point) -> bool {
+        (0..=64).all(|k| mesh.locate(sample(a, b, k)).is_some())
+            && (0..mesh.walls().len()).all(|w| {
+                let (c, d) = wall_points(mesh, w);
+                !properly_crosses(a, b, c, d)
+            })
+    }
+
+    /// The first properly crossed wall along `a b`: (t, wall, point).
+    fn first_crossing(mesh: &NavMesh, a: Point, b: Point) -> Option<(f64, usize, Point)> {
+        let mut best: Option<(f64, usize, Point)> = None;
+        for w in 0..mesh.walls().len() {
+            let (c, d) = wall_points(mesh, w);
+            if properly_crosses(a, b, c, d) {
+                let t = crossing_t(a, b, c, d);
+                if best.is_none_or(|(bt, _, _)| t < bt) {
+                    best = Some((t, w, a + (b - a) * t));
+                }
+            }
+        }
+        best
+    }
+
+    fn distance_to_wall(mesh: &NavMesh, w: usize, q: Point) -> f64 {
+        let (c, d) = wall_points(mesh, w);
+        crate::width::distance_to_segment(q, c, d)
+    }
+
+    /// Checks a raycast against the references; returns the result.
+    fn check(mesh: &NavMesh, a: Point, b: Point) -> Result<Raycast, TestCaseError> {
+        let result = mesh.raycast(a, b);
+        let Ok(result) = result else {
+            return Err(TestCaseError::fail(format!("{a:?} -> {b:?}: {result:?}")));
+        };
+        let clear = reference_clear(mesh, a, b);
+        match result {
+            Raycast::Clear => {
+                prop_assert!(
+                    clear,
+                    "{:?} -> {:?}: clear but the reference is blocked",
+                    a,
+                    b
+                )
+            }
+            Raycast::Hit { point, t, wall } => {
+                prop_assert!(
+                    !clear,
+                    "{:?} -> {:?}: hit {:?} but the reference is clear",
+                    a,
+                    b,
+                    result
+                );
+                let scale = 1.0 + a.distance(b);
+                prop_assert!((0.0..=1.0).contains(&t));
+                prop_assert!(distance_to_wall(mesh, wall, point) <= 1e-9 * scale);
+                prop_assert!(
+                    point.distance(a + (b - a) * t) <= 1e-9 * scale,
+                    "{:?}",
+                    result
+                );
+                if let Some((first, _, _)) = first_crossing(mesh, a, b) {
+                    prop_assert!(first >= t - 1e-9, "{:?}: wall crossed at {}", result, first);
+                }
+                for k in 0..64 {
+                    if (k as f64 / 64.0) < t - 1e-7 {
+                        prop_assert!(mesh.locate(sample(a, b, k)).is_some());
+                    }
+                }
+            }
+        }
+        Ok(result)
+    }
+
+    fn clear(mesh: &NavMesh, a: Point, b: Point) {
+        assert_eq!(check(mesh, a, b).unwrap(), Raycast::Clear, "{a:?} -> {b:?}");
+    }
+
+    fn hit(mesh: &NavMesh, a: Point, b: Point) -> (Point, f64, usize) {
+        match check(mesh, a, b).unwrap() {
+            Raycast::Hit { point, t, wall } => (point, t, wall),
+            Raycast::Clear => panic!("{a:?} -> {b:?} is clear"),
+        }
+    }
+
+    /// The walls with an endpoint at `q`.
+    fn walls_at(mesh: &NavMesh, q: Point) -> Vec<usize> {
+        (0..mesh.walls().len())
+            .filter(|&w| {
+                let (c, d) = wall_points(mesh, w);
+                c == q || d == q
+            })
+            .collect()
+    }
+
+    #[test]
+    fn clear_rays_in_a_holed_grid() {
+        let mesh = holed();
+        // Inside one triangle, and across many.
+        clear(&mesh, p(0.2, 0.1), p(0.8, 0.15));
+        clear(&mesh, p(0.5, 0.5), p(2.5, 0.5));
+        clear(&mesh, p(0.1, 0.2), p(0.3, 2.9));
+        // Zero length.
+        clear(&mesh, p(0.5, 0.5), p(0.5, 0.5));
+        // Through a hole corner, touching the hole at a single point.
+        clear(&mesh, p(0.0, 2.0), p(2.0, 0.0));
+        clear(&mesh, p(1.0, 3.0), p(3.0, 1.0));
+        // Along an interior edge, and along interior edges and a wall in one go.
+        clear(&mesh, p(1.0, 0.2), p(1.0, 0.8));
+        clear(&mesh, p(0.0, 1.0), p(3.0, 1.0));
+        clear(&mesh, p(3.0, 2.0), p(0.0, 2.0));
+        // Along the outer walls (grazing), whole and in part, both ways.
+        clear(&mesh, p(0.0, 0.0), p(3.0, 0.0));
+        clear(&mesh, p(2.5, 0.0), p(0.5, 0.0));
+        clear(&mesh, p(3.0, 0.2), p(3.0, 2.9));
+        // From a vertex (a hole corner, an outer corner, a wall vertex).
+        clear(&mesh, p(1.0, 1.0), p(2.5, 0.5));
+        clear(&mesh, p(0.0, 0.0), p(2.9, 0.9));
+        clear(&mesh, p(1.0, 0.0), p(0.0, 3.0));
+        // From an edge and a wall, into the mesh.
+        clear(&mesh, p(1.0, 0.5), p(2.5, 0.5));
+        clear(&mesh, p(0.5, 0.0), p(0.5, 0.9));
+        // Ending exactly on a wall or a vertex.
+        clear(&mesh, p(0.5, 0.5), p(1.5, 1.0));
+        clear(&mesh, p(0.5, 0.5), p(3.0, 0.5));
+        clear(&mesh, p(0.5, 0.5), p(2.0, 1.0));
+        clear(&mesh, p(0.5, 0.5), p(3.0, 0.0));
+        clear(&mesh, p(2.5, 0.5), p(2.0, 2.0));
+    }
+
+    #[test]
+    fn blocked_rays_report_the_first_wall() {
+        let mesh = holed();
+        for (a, b) in [
+            (p(0.5, 1.5), p(2.5, 1.5)),
+            (p(2.5, 2.5), p(3.5, 2.9)),
+            (p(0.25, 1.25), p(2.75, 1.75)),
+            (p(0.3, 0.4), p(-1.0, 0.7)),
+            (p(2.9, 0.1), p(1.2, 1.9)),
+        ] {
+            let (point, t, wall) = hit(&mesh, a, b);
+            let (ft, fw, fp) = first_crossing(&mesh, a, b).unwrap();
+            assert_eq!(wall, fw, "{a:?} -> {b:?}");
+            assert!(
+                (t - ft).abs() < 1e-12 && point.distance(fp) < 1e-12,
+                "{a:?} -> {b:?}"
+            );
+        }
+        let (point, t, _) = hit(&mesh, p(0.5, 1.5), p(2.5, 1.5));
+        assert_eq!((point, t), (p(1.0, 1.5), 0.25));
+        // Starting on a wall and leaving at once.
+        let (point, t, _) = hit(&mesh, p(0.5, 0.0), p(0.5, -1.0));
+        assert_eq!((point, t), (p(0.5, 0.0), 0.0));
+    }
+
+    #[test]
+    fn rays_leaving_through_a_vertex_hit_there() {
+        let mesh = holed();
+        // Between two hole corners, through the hole.
+        let (point, t, _) = hit(&mesh, p(0.5, 2.5), p(2.5, 0.5));
+        assert_eq!((point, t), (p(1.0, 2.0), 0.25));
+        // Into the hole through its corner.
+        let (point, t, wall) = hit(&mesh, p(0.5, 0.5), p(1.5, 1.5));
+        assert_eq!((point, t), (p(1.0, 1.0), 0.5));
+        assert_eq!(wall, walls_at(&mesh, p(1.0, 1.0))[0]);
+        // From the corner itself.
+        let (point, t, _) = hit(&mesh, p(1.0, 1.0), p(1.5, 1.5));
+        assert_eq!((point, t), (p(1.0, 1.0), 0.0));
+        // Out of the mesh through an outer wall vertex.
+        let (point, t, wall) = hit(&mesh, p(0.5, 0.5), p(1.5, -0.5));
+        assert_eq!((point, t), (p(1.0, 0.0), 0.5));
+        assert!(walls_at(&mesh, p(1.0, 0.0)).contains(&wall));
+        // The L-shaped corridor: leaving the vertical arm through a wall vertex.
+        let mesh = l_shape();
+        let (point, t, wall) = hit(&mesh, p(0.5, 3.5), p(3.5, 0.5));
+        assert_eq!((point, t), (p(1.0, 3.0), 0.5 / 3.0));
+        assert!(walls_at(&mesh, p(1.0, 3.0)).contains(&wall));
+        let (point, _, _) = hit(&mesh, p(0.5, 2.5), p(2.5, 0.5));
+        assert_eq!(point, p(1.0, 2.0));
+        let (point, t, _) = hit(&mesh, p(0.5, 2.0), p(2.0, 0.5));
+        assert_eq!((point, t), (p(1.0, 1.5), 1.0 / 3.0));
+    }
+
+    #[test]
+    fn corridor_fan_and_pinch() {
+        let mesh = l_shape();
+        // Exactly through the reflex corner.
+        clear(&mesh, p(0.0, 2.0), p(2.0, 0.0));
+        clear(&mesh, p(0.5, 3.9), p(0.5, 0.1));
+        clear(&mesh, p(0.2, 0.8), p(3.8, 0.2));
+        clear(&mesh, p(1.0, 4.0), p(1.0, 0.0));
+        clear(&mesh, p(1.0, 1.0), p(4.0, 1.0));
+        // A fan: through its centre, along a spoke from the centre and from the rim.
+        let mesh = fan(8);
+        clear(&mesh, p(-0.5, -0.2), p(0.5, 0.2));
+        let rim = mesh.vertices()[3];
+        clear(&mesh, p(0.0, 0.0), rim * 0.5);
+        clear(&mesh, rim, p(0.0, 0.0));
+        clear(&mesh, rim, mesh.vertices()[7]);
+        clear(&mesh, rim * 0.999, mesh.vertices()[6] * 0.5);
+        hit(&mesh, rim * 0.5, rim * 1.5);
+        // Two squares meeting at a vertex: the segment through it stays on the area.
+        let mesh = pinch();
+        clear(&mesh, p(0.5, 0.5), p(1.5, 1.5));
+        clear(&mesh, p(1.5, 1.5), p(0.0, 0.0));
+        clear(&mesh, p(1.0, 1.0), p(2.0, 1.5));
+        let (point, _, _) = hit(&mesh, p(0.5, 0.5), p(1.5, 0.5));
+        assert_eq!(point, p(1.0, 0.5));
+        let (point, t, _) = hit(&mesh, p(0.5, 0.5), p(1.5, 0.5 + 1.0 / 3.0));
+        assert!(point.distance(p(1.0, 2.0 / 3.0)) < 1e-15 && (t - 0.5).abs() < 1e-15);
+        // Along a wall of each square, through the pinch.
+        clear(&mesh, p(0.0, 1.0), p(2.0, 1.0));
+        clear(&mesh, p(1.0, 2.0), p(1.0, 0.0));
+    }
+
+    #[test]
+    fn errors_and_far_ends() {
+        let mesh = holed();
+        assert_eq!(
+            mesh.raycast(p(1.5, 1.5), p(0.5, 0.5)),
+            Err(RaycastError::StartOffMesh { x: 1.5, y: 1.5 })
+        );
+        assert!(matches!(
+            mesh.raycast(p(0.5, 0.5), p(f64::NAN, 0.5)),
+            Err(RaycastError::NonFinite { .. })
+        ));
+        assert!(matches!(
+            raycast(&mesh, p(f64::INFINITY, 0.5), p(0.5, 0.5)),
+            Err(RaycastError::NonFinite { .. })
+        ));
+        // A far end: the line y = x leaves through the hole's corner.
+        let Ok(Raycast::Hit { point, t, .. }) = mesh.raycast(p(0.5, 0.5), p(f64::MAX, f64::MAX))
+        else {
+            panic!("not a hit");
+        };
+        assert_eq!(point, p(1.0, 1.0));
+        assert!(t > 0.0 && t < 1e-300);
+        let Ok(Raycast::Hit { point, .. }) = mesh.raycast(p(0.5, 0.5), p(-1e300, 0.5)) else {
+            panic!("not a hit");
+        };
+        assert_eq!(point, p(0.0, 0.5));
+        assert_eq!(
+            RaycastError::StartOffMesh { x: 1.5, y: 1.5 }.to_string(),
+            "ray start (1.5, 1.5) is off the mesh"
+        );
+    }
+
+    #[test]
+    fn orientation_is_exact() {
+        // Integers below 2^52 are exact, their products are not: compare with i128.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |bits: u32| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> (64 - bits)) as i64 - (1i64 << (bits - 1))
+        };
+        for round in 0..20_000 {
+            let bits = [52, 30, 8][round % 3];
+            let a = (next(bits), next(bits));
+            let b = (next(bits), next(bits));
+            // Every third c is (nearly) on the line a b.
+            let c = if round % 2 == 0 {
+                let k = next(4) as i128;
+                let (cx, cy) = (
+                    a.0 as i128 + k * (b.0 as i128 - a.0 as i128) / 8,
+                    a.1 as i128 + k * (b.1 as i128 - a.1 as i128) / 8,
+                );
+                let jiggle = next(2);
+                (
+                    (cx as i64).clamp(-(1 << 51), 1 << 51) + jiggle,
+                    (cy as i64).clamp(-(1 << 51), 1 << 51),
+                )
+            } else {
+                (next(bits), next(bits))
+            };
+            let exact = (b.0 as i128 - a.0 as i128) * (c.1 as i128 - a.1 as i128)
+                - (b.1 as i128 - a.1 as i128) * (c.0 as i128 - a.0 as i128);
+            let f = |q: (i64, i64)| Point::new(q.0 as f64, q.1 as f64);
+            for scale in [1.0, 0.5f64.powi(60), 2.0f64.powi(40)] {
+                let s = |q: Point| q * scale;
+                assert_eq!(
+                    orient_sign(s(f(a)), s(f(b)), s(f(c))),
+                    exact.signum() as i8,
+                    "{a:?} {b:?} {c:?}"
+                );
+            }
+        }
+        // A classic near-collinear case that the plain float formula gets wrong.
+        let a = Point::new(0.5, 0.5);
+        let b = Point::new(12.0, 12.0);
+        let c = Point::new(24.0, 24.0);
+        for i in 0..64 {
+            let q = Point::new(a.x + i as f64 * f64::EPSILON, a.y);
+            let s = orient_sign(q, b, c);
+            let expected = if i == 0 { 0 } else { -1 };
+            assert_eq!(s, expected, "{i}");
+        }
+    }
+
+    /// Meshes for random segments, built once (construction derives a lot).
+    fn random_meshes() -> &'static [NavMesh] {
+        static MESHES: std::sync::OnceLock<Vec<NavMesh>> = std::sync::OnceLock::new();
+        MESHES.get_or_init(|| vec![holed(), l_shape(), jittered(), fan(7)])
+    }
+
+    /// Meshes with integer vertices for lattice segments, built once.
+    fn lattice_meshes() -> &'static [NavMesh] {
+        static MESHES: std::sync::OnceLock<Vec<NavMesh>> = std::sync::OnceLock::new();
+        MESHES.get_or_init(|| {
+            vec![
+                holed(),
+                l_shape(),
+                pinch(),
+                grid(4, 4, &[(1, 1), (2, 2), (3, 0)], 0.0),
+            ]
+        })
+    }
+
+    fn lattice(n: i32) -> impl Strategy<Value = Point> {
+        (0..=2 * n, 0..=2 * n).prop_map(|(x, y)| Point::new(x as f64 / 2.0, y as f64 / 2.0))
+    }
+
+    /// A point in a triangle of the mesh: (which triangle, two barycentric coordinates).
+    fn on_mesh() -> impl Strategy<Value = (f64, f64, f64)> {
+        (0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0)
+    }
+
+    fn place(mesh: &NavMesh, (which, u, v): (f64, f64, f64)) -> Point {
+        let t = ((which * mesh.triangle_count() as f64) as usize).min(mesh.triangle_count() - 1);
+        let [a, b, c] = mesh.triangle_points(TriId(t as u32));
+        let (u, v) = if u + v > 1.0 {
+            (1.0 - u, 1.0 - v)
+        } else {
+            (u, v)
+        };
+        a + (b - a) * u + (c - a) * v
+    }
+
+    fn anywhere(lo: f64, hi: f64) -> impl Strategy<Value = Point> {
+        (lo..hi, lo..hi).prop_map(|(x, y)| Point::new(x, y))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 2000,
+            max_global_rejects: 100_000,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn random_segments_agree_with_brute_force(
+            which in 0usize..4,
+            a in on_mesh(),
+            b in on_mesh(),
+        ) {
+            let mesh = &random_meshes()[which];
+            let (a, b) = (place(mesh, a), place(mesh, b));
+            prop_assume!(mesh.locate(a).is_some() && mesh.locate(b).is_some());
+            check(mesh, a, b)?;
+        }
+
+        #[test]
+        fn lattice_segments_through_vertices_agree_with_brute_force(
+            which in 0usize..4,
+            a in lattice(4),
+            b in prop_oneof![lattice(4), on_mesh().prop_map(|(x, y, _)| Point::new(4.0 * x, 4.0 * y))],
+        ) {
+            let mesh = &lattice_meshes()[which];
+            prop_assume!(mesh.locate(a).is_some() && mesh.locate(b).is_some());
+            check(mesh, a, b)?;
+        }
+
+        #[test]
+        fn never_panics(
+            a in prop_oneof![anywhere(-1.0, 8.0), any::<(f64, f64)>().prop_map(|(x, y)| Point::new(x, y))],
+            b in prop_oneof![anywhere(-100.0, 100.0), any::<(f64, f64)>().prop_map(|(x, y)| Point::new(x, y))],
+        ) {
+            let mesh = &random_meshes()[2];
+            match mesh.raycast(a, b) {
+                Ok(Raycast::Hit { point, t, wall }) => {
+                    prop_assert!((0.0..=1.0).contains(&t) && wall < mesh.walls().len());
+                    prop_assert!(point.is_finite());
+                }
+                Ok(Raycast::Clear) => prop_assert!(mesh.locate(b).is_some()),
+                Err(RaycastError::WalkFailed { .. }) => prop_assert!(false, "walk failed"),
+                Err(_) => prop_assert!(mesh.locate(a).is_none() || !b.is_finite()),
+            }
+        }
+    }
+}
