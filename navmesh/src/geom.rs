@@ -34,9 +34,11 @@ impl Point {
         self.x * other.x + self.y * other.y
     }
 
-    /// Euclidean length of the vector.
+    /// Euclidean length of the vector. (Plain `sqrt(x² + y²)`: `hypot` guards against
+    /// overflow we cannot have with map coordinates, at several times the cost on the path
+    /// search's hot path.)
     pub fn length(self) -> f64 {
-        self.x.hypot(self.y)
+        (self.x * self.x + self.y * self.y).sqrt()
     }
 
     /// Euclidean distance to `other`.

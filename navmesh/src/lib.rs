@@ -13,14 +13,19 @@
 
 pub mod file;
 pub mod geom;
+mod landmarks;
 pub mod locate;
 pub mod mesh;
+pub mod raycast;
+pub mod walls;
 
 pub use file::{DecodeError, decode, encode};
 pub use geom::{Aabb, Point};
 pub use locate::TriangleLocator;
 pub use mesh::{BuildInfo, IslandId, MeshError, NavMesh, TriId, VertId, WallEdge};
+pub use raycast::{Raycast, RaycastError, raycast};
+pub use walls::{WallGrid, WallHit};
 pub mod path;
 pub mod width;
 
-pub use path::{NavMeshQuery, Path, PathError, SearchStats};
+pub use path::{NavMeshQuery, Path, PathError, SearchStats, SliceStatus};

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::geom::{Aabb, Point, orient};
+use crate::landmarks::{LANDMARK_COUNT, Landmarks};
 use crate::locate::TriangleLocator;
+use crate::walls::WallGrid;
 use crate::width::traversal_widths;
 
 macro_rules! id_type {
@@ -201,8 +203,16 @@ pub struct NavMesh {
     /// Derived: `widths[t][k]`, the widest disc that can cross triangle `t` between the two
     /// edges meeting at corner `k` (see [`crate::width`]).
     widths: Vec<[f64; 3]>,
+    /// Derived: `fan_walls[t][c]` = the far vertex of the first wall met rotating
+    /// counter-clockwise (`[0]`) and clockwise (`[1]`) around corner `c`, starting in `t`
+    /// (see [`crate::width::fan_walls`]).
+    fan_walls: Vec<[[VertId; 2]; 3]>,
+    /// Derived: landmark distances for the search heuristic (see [`crate::landmarks`]).
+    landmarks: Landmarks,
     /// Derived: half the largest width anywhere, the largest radius any corridor admits.
     max_radius: f64,
+    /// Derived: the walls in a uniform grid, for nearest-wall and box queries.
+    wall_grid: WallGrid,
 }
 
 impl NavMesh {
@@ -319,6 +329,7 @@ impl NavMesh {
             on_wall[w.from.index()] = true;
             on_wall[w.to.index()] = true;
         }
+        let wall_grid = WallGrid::build(&vertices, &walls, bounds);
         let mut mesh = NavMesh {
             info,
             vertices,
@@ -331,10 +342,15 @@ impl NavMesh {
             locator: TriangleLocator::default(),
             on_wall,
             widths: Vec::new(),
+            fan_walls: Vec::new(),
+            landmarks: Landmarks::default(),
             max_radius: 0.0,
+            wall_grid,
         };
         mesh.locator = TriangleLocator::new(&mesh);
         mesh.widths = traversal_widths(&mesh);
+        mesh.fan_walls = crate::width::fan_walls(&mesh);
+        mesh.landmarks = Landmarks::compute(&mesh, LANDMARK_COUNT);
         mesh.max_radius = mesh.widths.iter().flatten().fold(0.0f64, |m, &w| m.max(w)) / 2.0;
         mesh
     }
@@ -356,9 +372,33 @@ impl NavMesh {
         self.widths[tri.index()][corner]
     }
 
+    /// Rotating around corner `corner` of `tri`, counter-clockwise (`ccw`) or clockwise,
+    /// through neighbouring triangles: the far vertex of the first wall edge met there.
+    /// `None` for a vertex with no wall (an interior vertex).
+    pub fn fan_wall(&self, tri: TriId, corner: usize, ccw: bool) -> Option<VertId> {
+        let v = self.fan_walls[tri.index()][corner][usize::from(!ccw)];
+        (v.0 != u32::MAX).then_some(v)
+    }
+
+    /// The landmark distances the path search's heuristic uses.
+    pub(crate) fn landmarks(&self) -> &Landmarks {
+        &self.landmarks
+    }
+
+    /// True when the triangle has exactly one neighbour: a path can enter it but not
+    /// leave through another edge.
+    pub fn is_dead_end(&self, tri: TriId) -> bool {
+        self.neighbours[tri.index()].iter().flatten().count() == 1
+    }
+
     /// The largest radius any traversal of the mesh admits.
     pub fn max_radius(&self) -> f64 {
         self.max_radius
+    }
+
+    /// The wall index behind [`NavMesh::nearest_wall`] and [`NavMesh::walls_near`].
+    pub fn wall_grid(&self) -> &WallGrid {
+        &self.wall_grid
     }
 
     /// How the mesh was built.

@@ -1,7 +1,57 @@
-//! Path queries: find_path (placeholder; being written).
+//! Path queries: the shortest path between two points for a disc of a given radius.
+//!
+//! # The search
+//! PAPER §1.3–§1.4 describe A\* over the triangle graph (the corridor) followed by the
+//! funnel algorithm (string pulling through the corridor's portals). Done in that order,
+//! the corridor A\* picks is chosen by centroid or midpoint costs and is often not the
+//! corridor of the shortest path; on real game maps that costs several percent on many
+//! queries. We keep the search on the triangle graph but fold the funnel into it, as
+//! Polyanya does (Cui, Harabor & Grastien, "Compromise-free Pathfinding on a Navigation
+//! Mesh", IJCAI 2017):
+//!
+//! - A search node is a funnel: a *root* (the start, or a wall vertex the path bends
+//!   around) and an *interval* of a triangle edge (a portal) seen from that root. Its `g` is
+//!   the exact length of the path to the root; its `h` is the exact shortest distance from
+//!   the root through the interval to the goal (mirroring the goal when it lies on the
+//!   root's side), so `f` never overestimates.
+//! - Expanding a node into the next triangle projects the funnel's two rays onto the far
+//!   edges: the part in view becomes successors with the same root; where an interval end is
+//!   a wall vertex, the parts out of view become successors rooted at that vertex (the
+//!   path bends there). This is the funnel algorithm, run on every corridor at once.
+//! - A node whose root has been reached more cheaply since is dropped (root-level pruning).
+//! - The search stops when the goal itself comes off the open list: its `f` is then the
+//!   exact length and no open node can do better.
+//!
+//! **Guarantee:** for a point agent (radius 0) the returned path is a shortest path within
+//! the walkable area, up to floating-point rounding (tests hold it to 1e-4 of an exact
+//! visibility-graph reference on real maps). Islands are checked first, so a goal on
+//! another island is answered without expanding anything.
+//!
+//! # Agent radius
+//! With radius `r > 0`, a triangle may only be crossed between two edges if its traversal
+//! width there ([`crate::width`]) is at least `2r`, so no path uses a passage narrower than
+//! the agent. The path is the shortest among such corridors for a point; then each corner is
+//! moved `r` away from the wall corner it turns around (along the bisector of the walls
+//! meeting there, then out of any other wall still closer than `r`), so no corner is closer
+//! than `r` to a wall. A segment that still passes closer than `r / 2` to a wall corner gets
+//! an extra corner around it. The corners are then no longer exactly optimal for the disc
+//! (the true optimum follows arcs of radius `r`); the length reported is the length of the
+//! returned polyline. Every segment of the result is checked with a raycast: in staircase
+//! passages about as wide as the agent, where the shifted polyline would clip a wall, the
+//! exact point path is returned instead (counted in [`SearchStats::radius_fallbacks`]); its
+//! corners touch the walls they wrap but it never crosses one.
+//!
+//! # Slicing
+//! [`NavMeshQuery::begin_search`], [`NavMeshQuery::update_search`] and
+//! [`NavMeshQuery::finish_search`] split one search over several calls with a bounded
+//! number of node expansions each, so a world can spread many requests over its ticks.
 
-use crate::geom::Point;
-use crate::mesh::NavMesh;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::geom::{Point, orient};
+use crate::mesh::{NavMesh, TriId, VertId};
+use crate::raycast::Raycast;
 
 /// A found path: its corners from start to goal, and its length.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -58,6 +108,9 @@ pub struct SearchStats {
     pub expanded: usize,
     /// Nodes pushed on the open list.
     pub generated: usize,
+    /// Radius paths returned as the point path because the offset path could not be made
+    /// to clear every wall (see the module docs).
+    pub radius_fallbacks: usize,
 }
 
 /// A reusable path query: holds the search's scratch (open list, node pool) so that
@@ -65,6 +118,27 @@ pub struct SearchStats {
 #[derive(Debug, Default)]
 pub struct NavMeshQuery {
     stats: SearchStats,
+    state: Search,
+    nodes: Vec<Node>,
+    roots: Vec<Root>,
+    open: BinaryHeap<Open>,
+    start_tris: Vec<TriId>,
+    goal_tris: Vec<TriId>,
+    /// Best `g` per vertex as a root, valid where `vertex_stamp` equals `stamp`.
+    vertex_best: Vec<f64>,
+    vertex_stamp: Vec<u32>,
+    stamp: u32,
+    /// Landmark distance bounds of the goal and the start (`[k]` = lower, upper).
+    goal_bounds: Vec<(f64, f64)>,
+    start_bounds: Vec<(f64, f64)>,
+    /// Set while computing landmark distances: no goal, `f = g`, and every vertex seen gets
+    /// its distance recorded in `flood_dist`.
+    flood: bool,
+    flood_dist: Vec<f64>,
+    /// Wall indices near a segment, for the radius repair.
+    wall_scratch: Vec<usize>,
+    /// The point path, kept while a radius path is derived from it.
+    point_path: Vec<Point>,
 }
 
 impl NavMeshQuery {
@@ -101,7 +175,973 @@ impl NavMeshQuery {
         radius: f64,
         out: &mut Vec<Point>,
     ) -> Result<f64, PathError> {
-        let _ = (mesh, start, goal, radius, out);
-        Err(PathError::Unreachable)
+        self.begin_search(mesh, start, goal, radius)?;
+        while self.update_search(mesh, usize::MAX) == SliceStatus::InProgress {}
+        self.finish_search(mesh, out)
+    }
+}
+
+/// Where a running search stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceStatus {
+    /// More iterations are needed.
+    InProgress,
+    /// The search has finished (found or not); call [`NavMeshQuery::finish_search`].
+    Done,
+}
+
+const NO_VERTEX: u32 = u32::MAX;
+const NO_ROOT: u32 = u32::MAX;
+
+/// A turning point of a partial path: the start, or a wall vertex the path bends around.
+#[derive(Clone, Copy, Debug)]
+struct Root {
+    point: Point,
+    vertex: u32,
+    parent: u32,
+    /// Landmark lower bound on the distance from this root to the goal.
+    alt: f64,
+}
+
+/// A search node: everything in triangle `tri` seen from `root` through the interval
+/// `left..right` of the triangle's edge `edge`. Left and right are as seen from the root;
+/// the flags say whether an end is exactly the edge's own vertex.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    root: u32,
+    left: Point,
+    right: Point,
+    left_is_corner: bool,
+    right_is_corner: bool,
+    tri: TriId,
+    edge: u8,
+    g: f64,
+}
+
+/// An open-list entry: lowest `f` first, then highest `g` (deeper nodes first on ties).
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    f: f64,
+    g: f64,
+    /// A node index, or for the goal a root index with `is_goal` set.
+    index: u32,
+    is_goal: bool,
+}
+
+impl PartialEq for Open {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Open {}
+impl PartialOrd for Open {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Open {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: invert f so the smallest f comes out first.
+        other.f.total_cmp(&self.f).then(self.g.total_cmp(&other.g))
+    }
+}
+
+/// The state of the current search.
+#[derive(Clone, Copy, Debug, Default)]
+enum Search {
+    #[default]
+    Idle,
+    Running {
+        goal: Point,
+        radius: f64,
+    },
+    Found {
+        goal: Point,
+        radius: f64,
+        root: u32,
+    },
+    Failed(FailKind),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum FailKind {
+    Unreachable,
+}
+
+/// The landmark lower bound on the distance between two points, given each one's bounds
+/// on its distance to every landmark: `max_k max(lo_a - hi_b, lo_b - hi_a)`.
+fn landmark_bound(a: &[(f64, f64)], b: &[(f64, f64)]) -> f64 {
+    let mut best = 0.0f64;
+    for (&(a_lo, a_hi), &(b_lo, b_hi)) in a.iter().zip(b) {
+        // Infinite bounds (another island) give no information.
+        let d = (a_lo - b_hi).max(b_lo - a_hi);
+        if d.is_finite() {
+            best = best.max(d);
+        }
+    }
+    best
+}
+
+/// Tolerance for comparing path lengths, relative to the length.
+fn length_eps(g: f64) -> f64 {
+    1e-9 * (1.0 + g)
+}
+
+/// Which corner two edges of a triangle share.
+fn shared_corner(a: usize, b: usize) -> usize {
+    if b == (a + 1) % 3 { b } else { a }
+}
+
+/// The index of the edge of `tri` whose neighbour is `from`.
+fn edge_towards(mesh: &NavMesh, tri: TriId, from: TriId) -> usize {
+    let n = mesh.neighbours()[tri.index()];
+    if n[0] == Some(from) {
+        0
+    } else if n[1] == Some(from) {
+        1
+    } else {
+        2
+    }
+}
+
+/// Where the ray from `r` through `a` meets segment `p q`, as a parameter of `p q` in [0, 1].
+fn ray_param(r: Point, a: Point, p: Point, q: Point) -> f64 {
+    let op = orient(r, a, p);
+    let oq = orient(r, a, q);
+    let denom = op - oq;
+    if denom == 0.0 {
+        return 0.0;
+    }
+    (op / denom).clamp(0.0, 1.0)
+}
+
+/// The smallest `|r x| + |x goal|` over points `x` of segment `p q`: an admissible estimate
+/// of the rest of any path that leaves `r` through that segment.
+fn heuristic(r: Point, p: Point, q: Point, goal: Point) -> f64 {
+    let pq = q - p;
+    let len2 = pq.dot(pq);
+    if len2 == 0.0 {
+        return r.distance(p) + p.distance(goal);
+    }
+    let side_r = orient(p, q, r);
+    let mut target = goal;
+    let side_g = orient(p, q, goal);
+    if side_r * side_g > 0.0 {
+        // Same side: mirror the goal so the path must cross the segment's line.
+        let n = Point::new(-pq.y, pq.x) * (1.0 / len2.sqrt());
+        target = goal - n * (2.0 * n.dot(goal - p));
+    }
+    let dr = orient(p, q, r);
+    let dt = orient(p, q, target);
+    if dr == dt {
+        // Root on the line (and so the target too): the straight distance is a lower bound.
+        return r.distance(goal);
+    }
+    let x = r + (target - r) * (dr / (dr - dt));
+    let u = (x - p).dot(pq) / len2;
+    if (0.0..=1.0).contains(&u) {
+        r.distance(target)
+    } else {
+        (r.distance(p) + p.distance(target)).min(r.distance(q) + q.distance(target))
+    }
+}
+
+impl NavMeshQuery {
+    /// Starts a search that [`NavMeshQuery::update_search`] advances in bounded steps.
+    /// Errors that need no search (off-mesh points, bad radius, different islands) come
+    /// back at once; for different islands nothing is expanded.
+    pub fn begin_search(
+        &mut self,
+        mesh: &NavMesh,
+        start: Point,
+        goal: Point,
+        radius: f64,
+    ) -> Result<(), PathError> {
+        self.stats = SearchStats::default();
+        self.state = Search::Idle;
+        self.nodes.clear();
+        self.roots.clear();
+        self.open.clear();
+        if !(radius >= 0.0 && radius.is_finite()) {
+            return Err(PathError::InvalidRadius { radius });
+        }
+        if radius > mesh.max_radius() {
+            return Err(PathError::RadiusTooLarge {
+                radius,
+                max: mesh.max_radius(),
+            });
+        }
+        let Some(start_tri) = mesh.locate(start) else {
+            return Err(PathError::StartOffMesh {
+                x: start.x,
+                y: start.y,
+            });
+        };
+        let Some(goal_tri) = mesh.locate(goal) else {
+            return Err(PathError::GoalOffMesh {
+                x: goal.x,
+                y: goal.y,
+            });
+        };
+        triangles_containing(mesh, start, start_tri, &mut self.start_tris);
+        triangles_containing(mesh, goal, goal_tri, &mut self.goal_tris);
+        let reachable = self.start_tris.iter().any(|&s| {
+            self.goal_tris
+                .iter()
+                .any(|&g| mesh.island(s) == mesh.island(g))
+        });
+        if !reachable {
+            self.state = Search::Failed(FailKind::Unreachable);
+            return Err(PathError::Unreachable);
+        }
+        self.next_stamp(mesh);
+        let landmarks = mesh.landmarks();
+        landmarks.point_bounds(mesh, goal, &self.goal_tris, &mut self.goal_bounds);
+        landmarks.point_bounds(mesh, start, &self.start_tris, &mut self.start_bounds);
+        let alt = landmark_bound(&self.start_bounds, &self.goal_bounds);
+        self.roots.push(Root {
+            point: start,
+            vertex: NO_VERTEX,
+            parent: NO_ROOT,
+            alt,
+        });
+        if self.start_tris.iter().any(|t| self.goal_tris.contains(t)) {
+            // One convex triangle holds both: the straight segment is the path.
+            self.state = Search::Found {
+                goal,
+                radius,
+                root: 0,
+            };
+            return Ok(());
+        }
+        self.state = Search::Running { goal, radius };
+        self.seed(mesh, start, goal, radius);
+        Ok(())
+    }
+
+    /// A fresh stamp for the per-vertex arrays, sizing them for this mesh.
+    fn next_stamp(&mut self, mesh: &NavMesh) {
+        if self.vertex_stamp.len() != mesh.vertices().len() {
+            self.vertex_stamp = vec![0; mesh.vertices().len()];
+            self.vertex_best = vec![f64::INFINITY; mesh.vertices().len()];
+            self.stamp = 0;
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.vertex_stamp.fill(0);
+            self.stamp = 1;
+        }
+    }
+
+    /// Queues the first nodes: every edge of every start triangle, seen from the start.
+    fn seed(&mut self, mesh: &NavMesh, start: Point, goal: Point, radius: f64) {
+        for i in 0..self.start_tris.len() {
+            let tri = self.start_tris[i];
+            let corners = mesh.triangle_points(tri);
+            for e in 0..3 {
+                let (p, q) = (corners[e], corners[(e + 1) % 3]);
+                if orient(p, q, start) == 0.0 {
+                    // The start lies on this edge: the triangle across is a start triangle too.
+                    continue;
+                }
+                self.push_successor(
+                    mesh,
+                    goal,
+                    radius,
+                    tri,
+                    None,
+                    e,
+                    (q, true),
+                    (p, true),
+                    0,
+                    0.0,
+                );
+            }
+        }
+    }
+
+    /// Shortest distances from vertex `source` to every vertex of its island (infinity
+    /// elsewhere), for a point agent: the search run to exhaustion without a goal. Used to
+    /// build the landmark heuristic; the mesh's own landmarks are not used while flooding.
+    pub(crate) fn flood_distances(&mut self, mesh: &NavMesh, source: VertId, out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(mesh.vertices().len(), f64::INFINITY);
+        let start = mesh.vertices()[source.index()];
+        self.stats = SearchStats::default();
+        self.nodes.clear();
+        self.roots.clear();
+        self.open.clear();
+        self.goal_tris.clear();
+        let Some(first) = mesh.locate(start) else {
+            return;
+        };
+        triangles_containing(mesh, start, first, &mut self.start_tris);
+        self.next_stamp(mesh);
+        self.flood = true;
+        self.flood_dist = std::mem::take(out);
+        self.flood_dist[source.index()] = 0.0;
+        self.roots.push(Root {
+            point: start,
+            vertex: source.0,
+            parent: NO_ROOT,
+            alt: 0.0,
+        });
+        self.state = Search::Running {
+            goal: start,
+            radius: 0.0,
+        };
+        self.seed(mesh, start, start, 0.0);
+        for i in 0..self.start_tris.len() {
+            let corners = mesh.triangles()[self.start_tris[i].index()];
+            for v in corners {
+                self.record(v, start.distance(mesh.vertices()[v.index()]));
+            }
+        }
+        while self.update_search(mesh, usize::MAX) == SliceStatus::InProgress {}
+        *out = std::mem::take(&mut self.flood_dist);
+        self.flood = false;
+        self.state = Search::Idle;
+    }
+
+    fn record(&mut self, v: VertId, d: f64) {
+        if self.flood && d < self.flood_dist[v.index()] {
+            self.flood_dist[v.index()] = d;
+        }
+    }
+
+    /// Advances the search by at most `max_iterations` node expansions.
+    pub fn update_search(&mut self, mesh: &NavMesh, max_iterations: usize) -> SliceStatus {
+        let Search::Running { goal, radius, .. } = self.state else {
+            return SliceStatus::Done;
+        };
+        for _ in 0..max_iterations {
+            let Some(open) = self.open.pop() else {
+                self.state = Search::Failed(FailKind::Unreachable);
+                return SliceStatus::Done;
+            };
+            if open.is_goal {
+                self.state = Search::Found {
+                    goal,
+                    radius,
+                    root: open.index,
+                };
+                return SliceStatus::Done;
+            }
+            let node = self.nodes[open.index as usize];
+            let root = self.roots[node.root as usize];
+            if root.vertex != NO_VERTEX
+                && self.vertex_best[root.vertex as usize] < node.g - length_eps(node.g)
+            {
+                // A shorter way to this node's root was found after it was queued.
+                continue;
+            }
+            self.stats.expanded += 1;
+            self.expand(mesh, goal, radius, node);
+        }
+        SliceStatus::InProgress
+    }
+
+    /// The result of a finished search: corners into `out` (cleared first), length returned.
+    /// With a radius, each corner is moved `radius` away from the wall corner it turns
+    /// around (see the module docs).
+    pub fn finish_search(
+        &mut self,
+        mesh: &NavMesh,
+        out: &mut Vec<Point>,
+    ) -> Result<f64, PathError> {
+        out.clear();
+        match self.state {
+            Search::Found { goal, radius, root } => {
+                let mut r = root;
+                while r != NO_ROOT {
+                    out.push(self.roots[r as usize].point);
+                    r = self.roots[r as usize].parent;
+                }
+                out.reverse();
+                out.push(goal);
+                if radius > 0.0 {
+                    self.point_path.clear();
+                    self.point_path.extend_from_slice(out);
+                    offset_corners(mesh, out, radius, &mut self.wall_scratch);
+                    repair_clearance(mesh, out, radius, &mut self.wall_scratch);
+                    // Where a passage is about as wide as the agent and staircased (grid
+                    // maps), the shifted polyline can still clip a wall. Never hand out a
+                    // path through a wall: fall back to the exact point path, whose corners
+                    // touch the walls they wrap (the world's collision response keeps the
+                    // body off them).
+                    let clear = out
+                        .windows(2)
+                        .all(|w| matches!(mesh.raycast(w[0], w[1]), Ok(Raycast::Clear)));
+                    if !clear {
+                        self.stats.radius_fallbacks += 1;
+                        out.clear();
+                        out.extend_from_slice(&self.point_path);
+                    }
+                }
+                Ok(out.windows(2).map(|w| w[0].distance(w[1])).sum())
+            }
+            Search::Failed(FailKind::Unreachable) => Err(PathError::Unreachable),
+            Search::Idle | Search::Running { .. } => Err(PathError::Unreachable),
+        }
+    }
+
+    /// Records a new root at wall vertex `vertex`, unless it is already reached more
+    /// cheaply (root-level pruning).
+    fn add_root(&mut self, mesh: &NavMesh, vertex: VertId, parent: u32, g: f64) -> Option<u32> {
+        let v = vertex.index();
+        if self.vertex_stamp[v] == self.stamp {
+            if self.vertex_best[v] < g - length_eps(g) {
+                return None;
+            }
+            self.vertex_best[v] = self.vertex_best[v].min(g);
+        } else {
+            self.vertex_stamp[v] = self.stamp;
+            self.vertex_best[v] = g;
+        }
+        self.record(vertex, g);
+        let alt = if self.flood {
+            0.0
+        } else {
+            mesh.landmarks().vertex_bound(vertex, &self.goal_bounds)
+        };
+        self.roots.push(Root {
+            point: mesh.vertices()[v],
+            vertex: vertex.0,
+            parent,
+            alt,
+        });
+        Some(self.roots.len() as u32 - 1)
+    }
+
+    fn push_goal(&mut self, root: u32, length: f64) {
+        self.stats.generated += 1;
+        self.open.push(Open {
+            f: length,
+            g: length,
+            index: root,
+            is_goal: true,
+        });
+    }
+
+    /// Queues the node for the triangle across edge `edge` of `tri`, seeing the interval
+    /// `left..right` of that edge from root `root`. `entry` is the edge `tri` was entered by
+    /// (None in a start triangle), for the width check. Left and right are given as seen from
+    /// the root, each with a flag saying it is exactly the edge's vertex.
+    #[allow(clippy::too_many_arguments)]
+    fn push_successor(
+        &mut self,
+        mesh: &NavMesh,
+        goal: Point,
+        radius: f64,
+        tri: TriId,
+        entry: Option<usize>,
+        edge: usize,
+        left: (Point, bool),
+        right: (Point, bool),
+        root: u32,
+        g: f64,
+    ) {
+        let Some(next) = mesh.neighbours()[tri.index()][edge] else {
+            return;
+        };
+        // A triangle whose only way on is the way in leads nowhere, unless the goal is in it
+        // (or, while flooding, its far corner needs a distance, recorded by the caller).
+        if !self.flood && mesh.is_dead_end(next) && !self.goal_tris.contains(&next) {
+            return;
+        }
+        if let Some(entry) = entry
+            && radius > 0.0
+            && mesh.traversal_width(tri, shared_corner(entry, edge)) < 2.0 * radius
+        {
+            return;
+        }
+        let root_rec = self.roots[root as usize];
+        let f = if self.flood {
+            g
+        } else {
+            // Three lower bounds on the rest of the path: straight lines through the
+            // interval, landmarks from the root, and landmarks from the interval's edge.
+            let corners = mesh.triangles()[tri.index()];
+            let (p, q) = (corners[edge], corners[(edge + 1) % 3]);
+            let (pp, qp) = (mesh.vertices()[p.index()], mesh.vertices()[q.index()]);
+            let to_interval = crate::width::distance_to_segment(root_rec.point, left.0, right.0);
+            let via_edge = to_interval
+                + mesh
+                    .landmarks()
+                    .edge_bound(p, q, pp.distance(qp), &self.goal_bounds);
+            g + heuristic(root_rec.point, left.0, right.0, goal)
+                .max(root_rec.alt)
+                .max(via_edge)
+        };
+        let node = Node {
+            root,
+            left: left.0,
+            right: right.0,
+            left_is_corner: left.1,
+            right_is_corner: right.1,
+            tri: next,
+            edge: edge_towards(mesh, next, tri) as u8,
+            g,
+        };
+        self.nodes.push(node);
+        self.stats.generated += 1;
+        self.open.push(Open {
+            f,
+            g,
+            index: self.nodes.len() as u32 - 1,
+            is_goal: false,
+        });
+    }
+
+    fn expand(&mut self, mesh: &NavMesh, goal: Point, radius: f64, node: Node) {
+        let tri = node.tri;
+        let e = node.edge as usize;
+        let corners = mesh.triangles()[tri.index()];
+        let pts = mesh.triangle_points(tri);
+        let root = self.roots[node.root as usize];
+        let r = root.point;
+        let in_goal = self.goal_tris.contains(&tri);
+
+        if let Some(c) = corners.iter().position(|v| v.0 == root.vertex) {
+            // The root is a corner of this triangle: all of it is in view. Continue to the
+            // edge opposite the root and, around the root, to its other edge.
+            if self.flood {
+                for (v, p) in corners.iter().zip(pts) {
+                    self.record(*v, node.g + r.distance(p));
+                }
+            }
+            if in_goal {
+                self.push_goal(node.root, node.g + r.distance(goal));
+            }
+            let opposite = (c + 1) % 3;
+            let other = if e == c { (c + 2) % 3 } else { c };
+            for edge in [opposite, other] {
+                let (p, q) = (pts[edge], pts[(edge + 1) % 3]);
+                self.push_successor(
+                    mesh,
+                    goal,
+                    radius,
+                    tri,
+                    Some(e),
+                    edge,
+                    (q, true),
+                    (p, true),
+                    node.root,
+                    node.g,
+                );
+            }
+            return;
+        }
+
+        let (l, rr, w) = (pts[e], pts[(e + 1) % 3], pts[(e + 2) % 3]);
+        let (lv, rv) = (corners[e], corners[(e + 1) % 3]);
+        let (a, b) = (node.left, node.right);
+
+        if in_goal {
+            // Adjacent funnels share their bounding ray only up to rounding; a goal exactly on
+            // that ray (collinear with two roots) must not fall between them, so the test
+            // admits a relative tolerance.
+            let slack = 1e-9 * r.distance(goal) * (1.0 + r.distance(a).max(r.distance(b)));
+            let left_of_a = orient(r, a, goal);
+            if left_of_a <= slack && orient(r, b, goal) >= -slack {
+                self.push_goal(node.root, node.g + r.distance(goal));
+            } else if left_of_a > 0.0 {
+                if node.left_is_corner && mesh.is_wall_vertex(lv) {
+                    let g = node.g + r.distance(l);
+                    if let Some(turn) = self.add_root(mesh, lv, node.root, g) {
+                        self.push_goal(turn, g + l.distance(goal));
+                    }
+                }
+            } else if node.right_is_corner && mesh.is_wall_vertex(rv) {
+                let g = node.g + r.distance(rr);
+                if let Some(turn) = self.add_root(mesh, rv, node.root, g) {
+                    self.push_goal(turn, g + rr.distance(goal));
+                }
+            }
+        }
+
+        // The far side runs L -> W -> R, parameterised by s in [0, 2]: s in [0, 1] on edge
+        // L-W, s in [1, 2] on edge W-R. Project the interval's two bounding rays onto it.
+        let project = |x: Point| {
+            let side = orient(r, x, w);
+            if side < 0.0 {
+                ray_param(r, x, l, w)
+            } else if side > 0.0 {
+                1.0 + ray_param(r, x, w, rr)
+            } else {
+                1.0
+            }
+        };
+        let mut sa = project(a);
+        let sb = project(b);
+        if sa > sb {
+            // Rounding on a near-degenerate interval: collapse it.
+            sa = sb;
+        }
+        let at = |s: f64| {
+            if s <= 1.0 {
+                l + (w - l) * s
+            } else {
+                w + (rr - w) * (s - 1.0)
+            }
+        };
+        let lw_edge = (e + 2) % 3; // W -> L in this triangle
+        let wr_edge = (e + 1) % 3; // R -> W in this triangle
+
+        if self.flood {
+            // Every corner of the triangle inside the funnel is seen from the root. Rounding
+            // may put a corner that lies exactly on a funnel's ray just outside both funnels
+            // that share the ray, so the test admits a relative tolerance.
+            for (v, p) in corners.iter().zip(pts) {
+                let slack = 1e-9 * r.distance(p) * (1.0 + r.distance(a).max(r.distance(b)));
+                if orient(r, a, p) <= slack && orient(r, b, p) >= -slack {
+                    self.record(*v, node.g + r.distance(p));
+                }
+                // A corner out of view is still reached by bending at an interval end that
+                // is a vertex (the whole triangle is in view from its own corners). This
+                // matters in dead-end triangles, which no node ever enters from there.
+                if node.left_is_corner {
+                    self.record(*v, node.g + r.distance(l) + l.distance(p));
+                }
+                if node.right_is_corner {
+                    self.record(*v, node.g + r.distance(rr) + rr.distance(p));
+                }
+            }
+        }
+
+        // Observable successors: the part of the far side in view, same root.
+        if sa < 1.0 || (sa == 1.0 && sb == 1.0) {
+            let hi = sb.min(1.0);
+            if hi > sa || (sa == 0.0 || hi == 1.0) {
+                self.push_successor(
+                    mesh,
+                    goal,
+                    radius,
+                    tri,
+                    Some(e),
+                    lw_edge,
+                    (at(sa), sa == 0.0),
+                    (at(hi), hi == 1.0),
+                    node.root,
+                    node.g,
+                );
+            }
+        }
+        if sb > 1.0 || (sa == 1.0 && sb == 1.0) {
+            let lo = sa.max(1.0);
+            if sb > lo || (lo == 1.0 || sb == 2.0) {
+                self.push_successor(
+                    mesh,
+                    goal,
+                    radius,
+                    tri,
+                    Some(e),
+                    wr_edge,
+                    (at(lo), lo == 1.0),
+                    (at(sb), sb == 2.0),
+                    node.root,
+                    node.g,
+                );
+            }
+        }
+
+        // Non-observable successors: beyond the left ray, reachable by turning at L. The turn
+        // is taut only if the first wall around L on that side bends back toward the root's
+        // side of the ray; otherwise the region is in view through other triangles and the
+        // detour through L can never be shortest.
+        let taut_left = || {
+            mesh.fan_wall(tri, e, true)
+                .is_some_and(|x| orient(r, l, mesh.vertices()[x.index()]) > 0.0)
+        };
+        let taut_right = || {
+            mesh.fan_wall(tri, (e + 1) % 3, false)
+                .is_some_and(|x| orient(r, rr, mesh.vertices()[x.index()]) < 0.0)
+        };
+        if node.left_is_corner && sa > 0.0 && taut_left() {
+            let g = node.g + r.distance(l);
+            if let Some(turn) = self.add_root(mesh, lv, node.root, g) {
+                // Edge L-W touches L: the whole edge, and the fan continues around L.
+                self.push_successor(
+                    mesh,
+                    goal,
+                    radius,
+                    tri,
+                    Some(e),
+                    lw_edge,
+                    (l, true),
+                    (w, true),
+                    turn,
+                    g,
+                );
+                if sa > 1.0 {
+                    self.push_successor(
+                        mesh,
+                        goal,
+                        radius,
+                        tri,
+                        Some(e),
+                        wr_edge,
+                        (w, true),
+                        (at(sa), sa == 2.0),
+                        turn,
+                        g,
+                    );
+                }
+            }
+        }
+        // Beyond the right ray, reachable by turning at R.
+        if node.right_is_corner && sb < 2.0 && taut_right() {
+            let g = node.g + r.distance(rr);
+            if let Some(turn) = self.add_root(mesh, rv, node.root, g) {
+                if sb < 1.0 {
+                    self.push_successor(
+                        mesh,
+                        goal,
+                        radius,
+                        tri,
+                        Some(e),
+                        lw_edge,
+                        (at(sb), sb == 0.0),
+                        (w, true),
+                        turn,
+                        g,
+                    );
+                }
+                self.push_successor(
+                    mesh,
+                    goal,
+                    radius,
+                    tri,
+                    Some(e),
+                    wr_edge,
+                    (w, true),
+                    (rr, true),
+                    turn,
+                    g,
+                );
+            }
+        }
+    }
+}
+
+/// Every triangle that contains `p` (on an edge or vertex there are several), starting
+/// from `first`, which does.
+fn triangles_containing(mesh: &NavMesh, p: Point, first: TriId, out: &mut Vec<TriId>) {
+    out.clear();
+    out.push(first);
+    let mut i = 0;
+    while i < out.len() {
+        let t = out[i];
+        let pts = mesh.triangle_points(t);
+        for e in 0..3 {
+            if orient(pts[e], pts[(e + 1) % 3], p) == 0.0
+                && let Some(n) = mesh.neighbours()[t.index()][e]
+                && !out.contains(&n)
+            {
+                out.push(n);
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Moves every corner of a path (not its ends) `radius` away from the wall corner it
+/// turns around, then out of any other wall still closer than `radius`.
+fn offset_corners(mesh: &NavMesh, points: &mut [Point], radius: f64, near: &mut Vec<usize>) {
+    let n = points.len();
+    for i in 1..n.saturating_sub(1) {
+        let v = points[i];
+        let bend = unit(unit(v - points[i - 1]) - unit(points[i + 1] - v));
+        // Corners are wall vertices. Moving along the bisector of the two walls that meet
+        // there (their walkable-side normals) puts the corner exactly `radius` from both;
+        // where several walls meet (rings touching at a vertex) the pair facing the bend is
+        // the one the path wraps.
+        let pad = Point::new(1e-9, 1e-9);
+        mesh.walls_near(v - pad, v + pad, near);
+        let mut dir = Point::default();
+        let mut best = f64::NEG_INFINITY;
+        for &wi in near.iter() {
+            let w_in = mesh.walls()[wi];
+            if mesh.vertices()[w_in.to.index()] != v {
+                continue;
+            }
+            for &wo in near.iter() {
+                let w_out = mesh.walls()[wo];
+                if mesh.vertices()[w_out.from.index()] != v {
+                    continue;
+                }
+                let u = unit(wall_normal(mesh, wi) + wall_normal(mesh, wo));
+                if u.dot(bend) > best {
+                    best = u.dot(bend);
+                    dir = u;
+                }
+            }
+        }
+        if dir == Point::default() {
+            dir = bend;
+        }
+        if dir == Point::default() {
+            continue;
+        }
+        let mut p = v + dir * (radius * (1.0 + 1e-9));
+        if mesh.locate(p).is_none() {
+            continue;
+        }
+        // Out of any other wall still closer than the radius. A few steps settle it
+        // wherever the passage admits the radius, which the search guaranteed.
+        for _ in 0..8 {
+            let Some(hit) = mesh.nearest_wall(p, radius) else {
+                break;
+            };
+            if hit.distance >= radius * (1.0 - 1e-9) {
+                break;
+            }
+            let away = if hit.distance > 0.0 {
+                unit(p - hit.point)
+            } else {
+                dir
+            };
+            let moved = p + away * (radius - hit.distance + radius * 1e-9);
+            if mesh.locate(moved).is_none() {
+                break;
+            }
+            p = moved;
+        }
+        points[i] = p;
+    }
+}
+
+/// The unit normal of a wall pointing to its walkable side (its left).
+fn wall_normal(mesh: &NavMesh, wall: usize) -> Point {
+    let w = mesh.walls()[wall];
+    let d = mesh.vertices()[w.to.index()] - mesh.vertices()[w.from.index()];
+    unit(Point::new(-d.y, d.x))
+}
+
+/// Bends a radius path around walls its segments pass closer than `radius`.
+///
+/// The search keeps the agent out of passages narrower than `2 * radius` and
+/// [`offset_corners`] keeps each corner `radius` from the corner it wraps, but a straight
+/// segment between two corners may still pass closer than `radius` to a third wall corner
+/// that the point path only grazed. Each such segment gets a new corner `radius` away from
+/// the nearest offending wall point, pushed out of any other wall, until every segment
+/// clears or a bounded number of corners has been added (in a passage of exactly `2 *
+/// radius` no placement can do better). Corners keep `radius` from walls; segments keep at
+/// least half of it.
+fn repair_clearance(mesh: &NavMesh, points: &mut Vec<Point>, radius: f64, near: &mut Vec<usize>) {
+    let tolerance = radius * 1e-6;
+    // Segments between corners offset around the same wall corner are chords of the
+    // agent's true arc and dip slightly inside the radius; only real intrusions (closer
+    // than half the radius, or through a wall) are repaired.
+    let limit = radius * 0.5;
+    let mut budget = 4 * points.len() + 32;
+    let mut i = 0;
+    while i + 1 < points.len() && budget > 0 {
+        let (p, q) = (points[i], points[i + 1]);
+        let pad = Point::new(radius, radius);
+        let min = Point::new(p.x.min(q.x), p.y.min(q.y)) - pad;
+        let max = Point::new(p.x.max(q.x), p.y.max(q.y)) + pad;
+        mesh.walls_near(min, max, near);
+        let mut worst: Option<(f64, Point, Point, usize)> = None;
+        for &w in near.iter() {
+            let wall = mesh.walls()[w];
+            let a = mesh.vertices()[wall.from.index()];
+            let b = mesh.vertices()[wall.to.index()];
+            let (d, on_segment, on_wall) = segment_distance(p, q, a, b);
+            // Touching a wall at the path's own ends is where the path starts or ends.
+            if d < limit
+                && on_wall.distance(p) > tolerance
+                && on_wall.distance(q) > tolerance
+                && worst.is_none_or(|(best, ..)| d < best)
+            {
+                worst = Some((d, on_segment, on_wall, w));
+            }
+        }
+        let Some((d, on_segment, on_wall, w)) = worst else {
+            i += 1;
+            continue;
+        };
+        budget -= 1;
+        let wall = mesh.walls()[w];
+        let along = mesh.vertices()[wall.to.index()] - mesh.vertices()[wall.from.index()];
+        // Away from the wall: towards the segment, or the wall's walkable side (its left)
+        // when the segment touches or crosses it.
+        let away = if d > tolerance {
+            unit(on_segment - on_wall)
+        } else {
+            unit(Point::new(-along.y, along.x))
+        };
+        let mut corner = on_wall + away * (radius * (1.0 + 1e-9));
+        for _ in 0..8 {
+            let Some(hit) = mesh.nearest_wall(corner, radius) else {
+                break;
+            };
+            if hit.distance >= radius - tolerance {
+                break;
+            }
+            let out = if hit.distance > 0.0 {
+                unit(corner - hit.point)
+            } else {
+                away
+            };
+            corner = corner + out * (radius - hit.distance + radius * 1e-9);
+        }
+        if mesh.locate(corner).is_none()
+            || corner.distance(p) <= tolerance
+            || corner.distance(q) <= tolerance
+        {
+            i += 1;
+            continue;
+        }
+        points.insert(i + 1, corner);
+    }
+}
+
+/// The distance between segments `p q` and `a b`, with the closest point on each.
+fn segment_distance(p: Point, q: Point, a: Point, b: Point) -> (f64, Point, Point) {
+    // Proper or touching intersection: distance zero at the crossing.
+    let (d1, d2) = (orient(a, b, p), orient(a, b, q));
+    let (d3, d4) = (orient(p, q, a), orient(p, q, b));
+    if d1 * d2 <= 0.0 && d3 * d4 <= 0.0 && (d1 != d2 || d3 != d4) {
+        let denom = d1 - d2;
+        if denom != 0.0 {
+            let x = p + (q - p) * (d1 / denom);
+            return (0.0, x, x);
+        }
+    }
+    let mut best = (f64::INFINITY, p, a);
+    for (point, seg_a, seg_b, point_on_pq) in [
+        (a, p, q, false),
+        (b, p, q, false),
+        (p, a, b, true),
+        (q, a, b, true),
+    ] {
+        let ab = seg_b - seg_a;
+        let len2 = ab.dot(ab);
+        let t = if len2 > 0.0 {
+            ((point - seg_a).dot(ab) / len2).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let closest = seg_a + ab * t;
+        let d = point.distance(closest);
+        if d < best.0 {
+            best = if point_on_pq {
+                (d, point, closest)
+            } else {
+                (d, closest, point)
+            };
+        }
+    }
+    best
+}
+
+/// The unit vector along `d`, or zero for a zero vector.
+fn unit(d: Point) -> Point {
+    let len = d.length();
+    if len > 0.0 {
+        d * (1.0 / len)
+    } else {
+        Point::default()
     }
 }

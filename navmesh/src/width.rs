@@ -14,7 +14,7 @@
 //! wall and the width is exact.
 
 use crate::geom::Point;
-use crate::mesh::{NavMesh, TriId};
+use crate::mesh::{NavMesh, TriId, VertId};
 
 /// Distance from `p` to the segment `a b`.
 pub fn distance_to_segment(p: Point, a: Point, b: Point) -> f64 {
@@ -87,4 +87,51 @@ fn corner_width(mesh: &NavMesh, tri: TriId, k: usize, search: &mut Search) -> f6
         }
     }
     best
+}
+
+/// For every triangle corner, the far vertex of the first wall met rotating around that
+/// corner counter-clockwise (`[0]`) and clockwise (`[1]`), starting in the triangle itself.
+/// The path search uses it to bend only where the bend is taut: a path turning at a wall
+/// vertex must have the obstacle on the inside of the turn. `u32::MAX` marks no wall.
+pub(crate) fn fan_walls(mesh: &NavMesh) -> Vec<[[VertId; 2]; 3]> {
+    (0..mesh.triangle_count())
+        .map(|t| {
+            std::array::from_fn(|c| {
+                [
+                    rotate_to_wall(mesh, TriId(t as u32), c, true),
+                    rotate_to_wall(mesh, TriId(t as u32), c, false),
+                ]
+            })
+        })
+        .collect()
+}
+
+fn rotate_to_wall(mesh: &NavMesh, start: TriId, corner: usize, ccw: bool) -> VertId {
+    let pivot = mesh.triangles()[start.index()][corner];
+    let (mut t, mut c) = (start, corner);
+    // A fan around one vertex cannot hold more triangles than the mesh.
+    for _ in 0..mesh.triangle_count() {
+        let tri = mesh.triangles()[t.index()];
+        // Counter-clockwise around corner c leaves through edge c + 2 (from corner c + 2 to
+        // c); clockwise through edge c (from c to c + 1).
+        let (edge, far) = if ccw {
+            ((c + 2) % 3, (c + 2) % 3)
+        } else {
+            (c, (c + 1) % 3)
+        };
+        match mesh.neighbours()[t.index()][edge] {
+            None => return tri[far],
+            Some(next) => {
+                t = next;
+                let Some(k) = mesh.triangles()[t.index()].iter().position(|&v| v == pivot) else {
+                    break;
+                };
+                c = k;
+            }
+        }
+        if t == start {
+            break;
+        }
+    }
+    VertId(u32::MAX)
 }
