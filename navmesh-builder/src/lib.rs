@@ -21,11 +21,14 @@
 //! 6. [`bake::bake`]: walkable faces → [`navmesh::NavMesh`] (neighbours, islands, walls).
 //!
 //! [`pipeline::build`] runs them in order and times each one; [`render::render_svg`] draws
-//! a mesh. The `navmesh-builder` binary wraps all of it (`build`, `info`, `render`, `bench`).
+//! a mesh ([`render::render_svg_with_paths`] with paths over it); [`scen::parse`] reads
+//! Moving AI scenario files (batches of path queries). The `navmesh-builder` binary wraps
+//! all of it (`build`, `info`, `render`, `query`, `bench`).
 
 pub mod bake;
 pub mod pipeline;
 pub mod render;
+pub mod scen;
 pub mod source;
 pub mod triangulate;
 pub mod validate;

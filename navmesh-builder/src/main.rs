@@ -1,4 +1,5 @@
-//! `navmesh-builder`: build navmesh files from maps, inspect them, draw them, benchmark.
+//! `navmesh-builder`: build navmesh files from maps, inspect them, draw them, run path
+//! queries on them, benchmark.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -6,12 +7,13 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use navmesh::NavMesh;
+use navmesh::{NavMesh, NavMeshQuery, Point};
 use navmesh_builder::pipeline::{Built, SourceKind, StageTime, build};
-use navmesh_builder::render::render_svg;
+use navmesh_builder::render::{PathOverlay, render_svg_with_paths};
 use navmesh_builder::triangulate::RefineParams;
 
 mod bench;
+mod query;
 
 #[derive(Parser)]
 #[command(
@@ -47,9 +49,15 @@ enum Command {
         /// The navmesh file.
         file: PathBuf,
     },
-    /// Draw an existing navmesh file as SVG.
+    /// Draw a navmesh as SVG, optionally with paths found on it.
+    ///
+    /// Each `--path` is searched with the path query and drawn over the mesh: a coloured
+    /// polyline with a filled disc at the start and a ring at the goal, and with
+    /// `--radius` above 0 a translucent band showing the area the agent sweeps. A query
+    /// that finds no path is not an error: it prints a `warning:` line on stderr, is drawn
+    /// as a dashed line between its markers, and the picture is still written (exit 0).
     Render {
-        /// The navmesh file.
+        /// The navmesh file (or a .json/.map map, built in memory first).
         file: PathBuf,
         /// Where to write the SVG.
         #[arg(short, long)]
@@ -57,6 +65,50 @@ enum Command {
         /// Picture width in pixels.
         #[arg(long, default_value_t = 1200.0)]
         width: f64,
+        /// A path query to draw, from (X1, Y1) to (X2, Y2) in map units; repeatable.
+        #[arg(long = "path", value_name = "X1,Y1,X2,Y2", value_parser = parse_path_arg, allow_hyphen_values = true)]
+        paths: Vec<PathArg>,
+        /// Agent radius for the `--path` queries, in map units.
+        #[arg(
+            long,
+            value_name = "R",
+            default_value_t = 0.0,
+            allow_negative_numbers = true,
+            requires = "paths"
+        )]
+        radius: f64,
+    },
+    /// Run the queries of a Moving AI scenario file and report found paths, length ratios
+    /// and time per query.
+    ///
+    /// Prints: queries, found, not found (by error kind), mean and max ratio of path
+    /// length to the file's optimum (over found queries whose optimum is above 0; for Moving
+    /// AI files the optimum is an 8-connected grid length, an upper bound for a zero-radius
+    /// any-angle path, so ratios at or below 1 are expected), queries per second and the
+    /// p50/p99/max time per query. Only the path search itself is timed.
+    Query {
+        /// The navmesh file (or a .json/.map map, built in memory first).
+        mesh: PathBuf,
+        /// The scenario file (`version 1`, then one query per line).
+        #[arg(long, value_name = "FILE.scen")]
+        scen: PathBuf,
+        /// Read coordinates as grid cells: cell (x, y) is the point (x + 0.5, y + 0.5).
+        /// Without it, coordinates are points as written.
+        #[arg(long, visible_alias = "cell-centers")]
+        cell_centres: bool,
+        /// Agent radius, in map units.
+        #[arg(
+            long,
+            value_name = "R",
+            default_value_t = 0.0,
+            allow_negative_numbers = true
+        )]
+        radius: f64,
+        /// Also write one row per query: `index,found,length,optimum,ratio,micros`
+        /// (index is the query's 0-based position in the file; length and ratio are empty
+        /// when unknown).
+        #[arg(long, value_name = "OUT.csv")]
+        csv: Option<PathBuf>,
     },
     /// Build maps (default: every .map in maps/movingai) and print time and peak memory per stage.
     Bench {
@@ -122,15 +174,33 @@ fn run(cli: Cli) -> Result<()> {
             file,
             output,
             width,
+            paths,
+            radius,
         } => {
             if !(width.is_finite() && (16.0..=100_000.0).contains(&width)) {
                 bail!("--width must be between 16 and 100000 pixels, got {width}");
             }
-            let mesh = load_mesh(&file)?;
-            write_svg(&mesh, &output, width)?;
+            if !(radius.is_finite() && radius >= 0.0) {
+                bail!("--radius must be a finite number >= 0, got {radius}");
+            }
+            let (mesh, _) = load_or_build(&file)?;
+            render_with_paths(&mesh, &output, width, &paths, radius)?;
             println!("wrote {}", output.display());
             Ok(())
         }
+        Command::Query {
+            mesh,
+            scen,
+            cell_centres,
+            radius,
+            csv,
+        } => query::run(&query::QueryArgs {
+            mesh,
+            scen,
+            cell_centres,
+            radius,
+            csv,
+        }),
         Command::Bench { maps, runs } => bench::run(maps, runs.max(1)),
     }
 }
@@ -162,9 +232,113 @@ fn load_mesh(path: &Path) -> Result<NavMesh> {
         .with_context(|| format!("{} is not a valid navmesh file", path.display()))
 }
 
+/// Loads a navmesh file, or builds the mesh in memory when the path names a map the
+/// builder reads (`.json`, `.map`). Also says which it did, for the user.
+pub(crate) fn load_or_build(path: &Path) -> Result<(NavMesh, String)> {
+    if SourceKind::from_path(path).is_some() {
+        let built = build_file(path, &RefineParams::default(), &mut |_| {})?;
+        let total: f64 = built.stages.iter().map(|s| s.elapsed.as_secs_f64()).sum();
+        let mesh = built.mesh;
+        let origin = format!(
+            "map built in memory in {}: {} triangles",
+            ms(total),
+            mesh.triangle_count()
+        );
+        Ok((mesh, origin))
+    } else {
+        let mesh = load_mesh(path)?;
+        let origin = format!("navmesh file: {} triangles", mesh.triangle_count());
+        Ok((mesh, origin))
+    }
+}
+
 fn write_svg(mesh: &NavMesh, path: &Path, width: f64) -> Result<()> {
-    std::fs::write(path, render_svg(mesh, width))
-        .with_context(|| format!("cannot write {}", path.display()))
+    render_with_paths(mesh, path, width, &[], 0.0)
+}
+
+/// A `--path X1,Y1,X2,Y2` argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PathArg {
+    start: Point,
+    goal: Point,
+}
+
+/// Parses `X1,Y1,X2,Y2`: four finite numbers separated by commas (spaces around them are
+/// allowed).
+fn parse_path_arg(text: &str) -> std::result::Result<PathArg, String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.len() != 4 {
+        return Err(format!(
+            "expected X1,Y1,X2,Y2 (four numbers separated by commas), got {} value{}",
+            parts.len(),
+            if parts.len() == 1 { "" } else { "s" }
+        ));
+    }
+    let mut v = [0.0; 4];
+    for (slot, (part, name)) in v.iter_mut().zip(parts.iter().zip(["X1", "Y1", "X2", "Y2"])) {
+        *slot = match part.parse::<f64>() {
+            Ok(x) if x.is_finite() => x,
+            _ => return Err(format!("{name} `{part}` is not a finite number")),
+        };
+    }
+    Ok(PathArg {
+        start: Point::new(v[0], v[1]),
+        goal: Point::new(v[2], v[3]),
+    })
+}
+
+/// Finds each path, reports it (found: stdout; not found: a warning on stderr) and writes
+/// the picture with all of them drawn.
+fn render_with_paths(
+    mesh: &NavMesh,
+    output: &Path,
+    width: f64,
+    paths: &[PathArg],
+    radius: f64,
+) -> Result<()> {
+    let mut query = NavMeshQuery::new();
+    let mut found: Vec<Option<Vec<Point>>> = Vec::with_capacity(paths.len());
+    for (i, p) in paths.iter().enumerate() {
+        let (s, g) = (p.start, p.goal);
+        match query.find_path(mesh, s, g, radius) {
+            Ok(path) => {
+                println!(
+                    "{:<12} ({}, {}) to ({}, {}): length {:.3}, {} corners",
+                    format!("path {}", i + 1),
+                    s.x,
+                    s.y,
+                    g.x,
+                    g.y,
+                    path.length,
+                    path.points.len()
+                );
+                found.push(Some(path.points));
+            }
+            Err(err) => {
+                eprintln!(
+                    "warning: path {} ({}, {}) to ({}, {}): {err}",
+                    i + 1,
+                    s.x,
+                    s.y,
+                    g.x,
+                    g.y
+                );
+                found.push(None);
+            }
+        }
+    }
+    let overlays: Vec<PathOverlay<'_>> = paths
+        .iter()
+        .zip(&found)
+        .map(|(p, points)| PathOverlay {
+            start: p.start,
+            goal: p.goal,
+            points: points.as_deref(),
+            radius,
+        })
+        .collect();
+    std::fs::write(output, render_svg_with_paths(mesh, width, &overlays))
+        .with_context(|| format!("cannot write {}", output.display()))
 }
 
 fn print_summary(mesh: &NavMesh) {
@@ -217,4 +391,36 @@ fn print_build(built: &Built) {
 
 pub(crate) fn ms(secs: f64) -> String {
     format!("{:.2} ms", secs * 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_arguments() {
+        assert_eq!(
+            parse_path_arg("1,2.5, -3 ,4e1"),
+            Ok(PathArg {
+                start: Point::new(1.0, 2.5),
+                goal: Point::new(-3.0, 40.0),
+            })
+        );
+        let err = parse_path_arg("1,2,3").unwrap_err();
+        assert!(
+            err.contains("expected X1,Y1,X2,Y2") && err.contains("got 3 values"),
+            "{err}"
+        );
+        let err = parse_path_arg("1,2,3,4,5").unwrap_err();
+        assert!(err.contains("got 5 values"), "{err}");
+        assert_eq!(
+            parse_path_arg("1,y,3,4").unwrap_err(),
+            "Y1 `y` is not a finite number"
+        );
+        assert_eq!(
+            parse_path_arg("1,2,NaN,4").unwrap_err(),
+            "X2 `NaN` is not a finite number"
+        );
+        assert!(parse_path_arg("").is_err());
+    }
 }

@@ -2,10 +2,15 @@
 //!
 //! The picture uses map coordinates with `y` downwards, so a grid map looks like its text
 //! file. Triangles of one island share one `<path>` element to keep large maps small.
+//!
+//! [`render_svg_with_paths`] draws [`PathOverlay`]s on top: each path a polyline in a
+//! saturated colour of its own, a filled disc at the start and a ring at the goal, and for
+//! an agent radius `r > 0` a translucent band `2r` wide with round joins and caps along the
+//! path, which is exactly the area the agent's disc sweeps.
 
 use std::fmt::Write as _;
 
-use navmesh::{NavMesh, TriId};
+use navmesh::{NavMesh, Point, TriId};
 
 /// Fill colours for islands, chosen to be told apart; island `i` uses entry `i % len`.
 const PALETTE: [&str; 10] = [
@@ -13,8 +18,33 @@ const PALETTE: [&str; 10] = [
     "#d9d9d9", "#fa9fb5",
 ];
 
+/// Path colours: saturated, unlike the pastel island fills; path `i` uses entry `i % len`.
+const PATH_PALETTE: [&str; 6] = [
+    "#d7191c", "#0050c8", "#8e0096", "#e66101", "#007a33", "#c51b7d",
+];
+
+/// A path query to draw over the mesh.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PathOverlay<'a> {
+    /// Where the query starts.
+    pub start: Point,
+    /// Where the query ends.
+    pub goal: Point,
+    /// The path's corners from start to goal, or `None` when no path was found: then only
+    /// the markers and a thin dashed line from start to goal are drawn.
+    pub points: Option<&'a [Point]>,
+    /// Agent radius; above 0 the area the agent sweeps along the path is shaded.
+    pub radius: f64,
+}
+
 /// Renders the mesh as a standalone SVG document about `width_px` pixels wide.
 pub fn render_svg(mesh: &NavMesh, width_px: f64) -> String {
+    render_svg_with_paths(mesh, width_px, &[])
+}
+
+/// Like [`render_svg`], with `paths` drawn over the mesh in order (later ones on top).
+/// With no paths the document is exactly the one [`render_svg`] returns.
+pub fn render_svg_with_paths(mesh: &NavMesh, width_px: f64, paths: &[PathOverlay<'_>]) -> String {
     let b = mesh.bounds();
     let size = b.size();
     let margin = (size.x.max(size.y) * 0.02).max(0.5);
@@ -90,8 +120,113 @@ pub fn render_svg(mesh: &NavMesh, width_px: f64) -> String {
         r##"<path fill="none" stroke="#101010" stroke-width="{}" stroke-linecap="round" d="{walls}"/>"##,
         fmt(unit * 2.0)
     );
+    for (i, path) in paths.iter().enumerate() {
+        draw_path(&mut svg, i, path, unit);
+    }
     svg.push_str("</svg>\n");
     svg
+}
+
+/// Appends one path overlay as a `<g>` group; `unit` is the size of a pixel in map units.
+fn draw_path(svg: &mut String, index: usize, path: &PathOverlay<'_>, unit: f64) {
+    let colour = PATH_PALETTE[index % PATH_PALETTE.len()];
+    let (s, g) = (path.start, path.goal);
+    let summary = match path.points {
+        Some(points) => format!(
+            "{} corners, length {}",
+            points.len(),
+            fmt(polyline_length(points))
+        ),
+        None => "no path".to_owned(),
+    };
+    let _ = writeln!(
+        svg,
+        "<g><title>path {}: ({}, {}) to ({}, {}), radius {}: {summary}</title>",
+        index + 1,
+        fmt(s.x),
+        fmt(s.y),
+        fmt(g.x),
+        fmt(g.y),
+        fmt(path.radius)
+    );
+    match path.points {
+        Some(points) if !points.is_empty() => {
+            let mut d = String::new();
+            for (k, p) in points.iter().enumerate() {
+                let _ = write!(
+                    d,
+                    "{}{} {}",
+                    if k == 0 { 'M' } else { 'L' },
+                    fmt(p.x),
+                    fmt(p.y)
+                );
+            }
+            if points.len() == 1 {
+                // A zero-length path: a degenerate segment, so the round caps still show.
+                let _ = write!(d, "L{} {}", fmt(points[0].x), fmt(points[0].y));
+            }
+            if path.radius > 0.0 {
+                let _ = writeln!(
+                    svg,
+                    r#"<path fill="none" stroke="{colour}" stroke-opacity="0.25" stroke-width="{}" stroke-linecap="round" stroke-linejoin="round" d="{d}"/>"#,
+                    fmt(2.0 * path.radius)
+                );
+            }
+            let _ = writeln!(
+                svg,
+                r#"<path fill="none" stroke="{colour}" stroke-width="{}" stroke-linecap="round" stroke-linejoin="round" d="{d}"/>"#,
+                fmt(unit * 2.5)
+            );
+            for p in &points[1..points.len() - 1] {
+                let _ = writeln!(
+                    svg,
+                    r#"<circle cx="{}" cy="{}" r="{}" fill="{colour}"/>"#,
+                    fmt(p.x),
+                    fmt(p.y),
+                    fmt(unit * 2.5)
+                );
+            }
+        }
+        _ => {
+            let _ = writeln!(
+                svg,
+                r#"<path fill="none" stroke="{colour}" stroke-width="{}" stroke-dasharray="{} {}" d="M{} {}L{} {}"/>"#,
+                fmt(unit * 1.5),
+                fmt(unit * 6.0),
+                fmt(unit * 4.0),
+                fmt(s.x),
+                fmt(s.y),
+                fmt(g.x),
+                fmt(g.y)
+            );
+        }
+    }
+    // Start: a filled disc; goal: a ring. Both outlined in white to stand out on any fill.
+    let _ = writeln!(
+        svg,
+        r##"<circle cx="{}" cy="{}" r="{}" fill="{colour}" stroke="#ffffff" stroke-width="{}"/>"##,
+        fmt(s.x),
+        fmt(s.y),
+        fmt(unit * 6.0),
+        fmt(unit * 1.5)
+    );
+    let _ = writeln!(
+        svg,
+        r##"<circle cx="{}" cy="{}" r="{}" fill="#ffffff" stroke="{colour}" stroke-width="{}"/>"##,
+        fmt(g.x),
+        fmt(g.y),
+        fmt(unit * 5.0),
+        fmt(unit * 3.0)
+    );
+    svg.push_str("</g>\n");
+}
+
+/// Sum of the segment lengths of a polyline.
+fn polyline_length(points: &[Point]) -> f64 {
+    points
+        .windows(2)
+        .map(|w| (w[1].x - w[0].x).hypot(w[1].y - w[0].y))
+        .sum()
 }
 
 /// Short decimal text for coordinates: at most three decimals, no trailing zeros.
@@ -113,6 +248,8 @@ fn escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use navmesh::VertId;
+
     use super::*;
 
     #[test]
@@ -121,5 +258,71 @@ mod tests {
         assert_eq!(fmt(1.25), "1.25");
         assert_eq!(fmt(-0.0001), "0");
         assert_eq!(fmt(2.0 / 3.0), "0.667");
+    }
+
+    fn square() -> NavMesh {
+        let v = [
+            Point::new(0.0, 0.0),
+            Point::new(10.0, 0.0),
+            Point::new(10.0, 10.0),
+            Point::new(0.0, 10.0),
+        ];
+        let t = |a, b, c| [VertId(a), VertId(b), VertId(c)];
+        NavMesh::new(
+            navmesh::BuildInfo::default(),
+            v.to_vec(),
+            vec![t(0, 1, 2), t(0, 2, 3)],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn no_paths_is_the_plain_picture() {
+        let mesh = square();
+        assert_eq!(
+            render_svg_with_paths(&mesh, 400.0, &[]),
+            render_svg(&mesh, 400.0)
+        );
+    }
+
+    #[test]
+    fn paths_are_drawn_over_the_mesh() {
+        let mesh = square();
+        let points = [
+            Point::new(1.0, 1.0),
+            Point::new(5.0, 2.0),
+            Point::new(9.0, 9.0),
+        ];
+        let overlays = [
+            PathOverlay {
+                start: points[0],
+                goal: points[2],
+                points: Some(&points),
+                radius: 0.5,
+            },
+            PathOverlay {
+                start: Point::new(2.0, 8.0),
+                goal: Point::new(20.0, 20.0),
+                points: None,
+                radius: 0.0,
+            },
+        ];
+        let svg = render_svg_with_paths(&mesh, 400.0, &overlays);
+        let plain = render_svg(&mesh, 400.0);
+        // The mesh picture is unchanged underneath; the paths follow it.
+        let body = plain.strip_suffix("</svg>\n").unwrap();
+        assert!(svg.starts_with(body));
+        assert!(svg.ends_with("</g>\n</svg>\n"));
+        assert_eq!(svg.matches("<g>").count(), 2);
+        // Path 1: polyline, swept band 2r wide, corner dot, markers.
+        assert!(svg.contains(r#"d="M1 1L5 2L9 9""#));
+        assert!(svg.contains(r#"stroke-opacity="0.25" stroke-width="1""#));
+        assert!(svg.contains(r#"<circle cx="5" cy="2""#));
+        assert!(svg.contains(PATH_PALETTE[0]));
+        // Path 2: no path, so a dashed line between the markers in the second colour.
+        assert!(svg.contains("stroke-dasharray"));
+        assert!(svg.contains(r#"d="M2 8L20 20""#));
+        assert!(svg.contains(PATH_PALETTE[1]));
+        assert!(svg.contains("path 2: (2, 8) to (20, 20), radius 0: no path"));
     }
 }
