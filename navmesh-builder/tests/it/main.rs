@@ -5,7 +5,9 @@
 
 mod cli;
 mod grid_maps;
+mod paths;
 mod polygon_maps;
+mod reference;
 
 use navmesh::{NavMesh, TriId};
 use navmesh_builder::pipeline::{Built, SourceKind, build};
