@@ -76,6 +76,7 @@ pub(crate) fn run(args: &QueryArgs) -> Result<()> {
     let mut query = NavMeshQuery::new();
     let mut out: Vec<Point> = Vec::new();
     let mut outcomes = Vec::with_capacity(scenarios.len());
+    let (mut expanded, mut fallbacks) = (0usize, 0usize);
     for s in &scenarios {
         let (start, goal) = if args.cell_centres {
             s.cell_centres()
@@ -85,6 +86,8 @@ pub(crate) fn run(args: &QueryArgs) -> Result<()> {
         let clock = Instant::now();
         let result = query.find_path_into(&mesh, start, goal, args.radius, &mut out);
         let elapsed = clock.elapsed();
+        expanded += query.stats().expanded;
+        fallbacks += query.stats().radius_fallbacks;
         outcomes.push(Outcome {
             result,
             optimum: s.optimal_length,
@@ -104,6 +107,15 @@ pub(crate) fn run(args: &QueryArgs) -> Result<()> {
         args.radius
     );
     print!("{}", summary(&outcomes));
+    println!(
+        "search       {:.0} nodes expanded per query{}",
+        expanded as f64 / scenarios.len().max(1) as f64,
+        if args.radius > 0.0 {
+            format!("; {fallbacks} radius paths fell back to the point path")
+        } else {
+            String::new()
+        }
+    );
     if let Some((path, file)) = csv_file {
         write_csv(file, &outcomes).with_context(|| format!("cannot write {}", path.display()))?;
         println!("csv          {}", path.display());

@@ -9,7 +9,9 @@
 //! bytes, and the caller reads and writes them. It never triangulates (no spade here).
 //!
 //! Entry points: [`file::decode`] to load, [`NavMesh::new`] to build from triangles,
-//! [`TriangleLocator`] to find the triangle under a point.
+//! [`NavMesh::locate`], [`NavMesh::raycast`] and [`NavMesh::nearest_point`] for point
+//! queries, and [`NavMeshQuery`] for paths (see [`path`] for the search and its
+//! guarantees).
 
 pub mod file;
 pub mod geom;
