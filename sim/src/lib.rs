@@ -1,0 +1,22 @@
+//! sim: the 20 Hz world. NPCs and player characters are parry2d balls on a navmesh; each
+//! tick moves them toward their goals with the paper's circling avoidance (PAPER §2.2) and
+//! pushes overlapping bodies apart with its repulsion velocity (PAPER §3.2).
+//!
+//! Rules: deterministic (a seeded generator, ordered iteration; same seed and inputs give
+//! the same [`World::state_hash`] every tick), no I/O, no clock (phase timings come from a
+//! caller-supplied [`PhaseClock`]). The binary owns the clock and the network.
+//!
+//! Entry point: [`World::new`], then [`World::step`] once per tick with that tick's
+//! [`Input`]s; the [`StepOutput`] carries timings and health figures. The phases are listed
+//! in [`world`].
+
+mod grid;
+mod rng;
+pub mod types;
+pub mod world;
+
+pub use types::{
+    Brain, EntityId, Input, Kind, Motion, NoClock, PhaseClock, PhaseTimes, StepOutput, Tick, Vec2,
+    WorldConfig,
+};
+pub use world::{DT_SECS, World};

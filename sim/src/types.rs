@@ -1,0 +1,238 @@
+//! The world's vocabulary: ids, configuration, inputs and the per-tick output.
+
+use std::fmt;
+use std::time::Duration;
+
+use parry2d::math::Vector;
+
+/// A 2D vector in metres (parry2d's `f32` vector).
+pub type Vec2 = Vector;
+
+/// A world tick number (20 per simulated second).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Tick(pub u64);
+
+/// An entity, addressed by slot and generation: a despawned entity's id never names the
+/// entity that later reuses its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntityId {
+    /// Slot in the entity set.
+    pub index: u32,
+    /// Generation of the slot when this entity was spawned.
+    pub generation: u32,
+}
+
+impl fmt::Display for EntityId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}v{}", self.index, self.generation)
+    }
+}
+
+/// What drives an entity.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Brain {
+    /// Stands still unless given inputs (player characters use this).
+    Idle,
+    /// Walks to random reachable points on its island, one after another.
+    Wander,
+    /// Walks a loop of points.
+    Patrol(Vec<Vec2>),
+    /// Walks to an entity (a player) and stays near it (the paper's figure 13).
+    Gather(EntityId),
+}
+
+/// Whether an entity is an NPC or a player's character. Both are bodies alike; players
+/// move only by inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Driven by its brain.
+    Npc,
+    /// Driven by a client's inputs.
+    Player,
+}
+
+/// An entity's movement state, for figures and pictures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Motion {
+    /// Not trying to move.
+    #[default]
+    Idle,
+    /// Following its path.
+    Moving,
+    /// Waiting for its path request to be served.
+    WaitingForPath,
+    /// Deflecting around a contact (PAPER §2.2).
+    Circling,
+    /// Being pushed out of an overlap (PAPER §3.2).
+    Repulsed,
+}
+
+/// One request to the world. The world validates every input: a request naming a missing
+/// entity or a non-finite point is counted and ignored.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// Adds a body at `pos` (moved to the nearest walkable point when off the mesh).
+    Spawn {
+        /// NPC or player character.
+        kind: Kind,
+        /// Where.
+        pos: Vec2,
+        /// Body radius in metres.
+        radius_m: f32,
+        /// Walking speed in metres per second.
+        speed_mps: f32,
+        /// What drives it.
+        brain: Brain,
+    },
+    /// Removes an entity.
+    Despawn(EntityId),
+    /// Walk to a point (the world finds the path).
+    MoveTo(EntityId, Vec2),
+    /// Walk in a direction until told otherwise (the world keeps the body out of walls).
+    MoveInDirection(EntityId, Vec2),
+    /// Stop moving.
+    Stop(EntityId),
+    /// Opens (`closed: false`) or closes a door from [`WorldConfig::doors`].
+    SetDoor {
+        /// Index into [`WorldConfig::doors`].
+        door: usize,
+        /// New state.
+        closed: bool,
+    },
+}
+
+/// World settings. [`WorldConfig::default`] gives the project's defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorldConfig {
+    /// Node expansions the path queue may spend per tick; requests beyond wait.
+    pub path_budget_per_tick: usize,
+    /// Circling: the first deflection and its widening step, degrees (PAPER §2.2: 10).
+    pub circling_step_deg: f32,
+    /// Circling: how far the heading drifts back toward the wanted one each tick (10°).
+    pub circling_return_deg: f32,
+    /// Repulsion: the fixed speed of the push-out velocity (PAPER §3.2), m/s.
+    pub repulsion_speed_mps: f32,
+    /// Distance at which a path corner (or the goal) counts as reached, metres.
+    pub arrive_distance_m: f32,
+    /// A body with a goal that has not come closer to it for this long is stuck.
+    pub stuck_after_secs: f32,
+    /// Gather brains stop within this distance of their target's surface, metres.
+    pub gather_distance_m: f32,
+    /// Doors: wall segments that can open and close, as pairs of points.
+    pub doors: Vec<(Vec2, Vec2)>,
+    /// Doors closed at the start (one flag per door; missing flags mean open).
+    pub doors_closed: Vec<bool>,
+}
+
+impl Default for WorldConfig {
+    fn default() -> Self {
+        WorldConfig {
+            path_budget_per_tick: 20_000,
+            circling_step_deg: 10.0,
+            circling_return_deg: 10.0,
+            repulsion_speed_mps: 1.0,
+            arrive_distance_m: 0.25,
+            stuck_after_secs: 5.0,
+            gather_distance_m: 1.0,
+            doors: Vec::new(),
+            doors_closed: Vec::new(),
+        }
+    }
+}
+
+/// Wall-clock time of each phase of one tick. The world reads no clock: the caller's
+/// [`PhaseClock`] supplies the readings (all zero with [`NoClock`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhaseTimes {
+    /// Applying inputs.
+    pub inputs: Duration,
+    /// NPC brains choosing goals.
+    pub brains: Duration,
+    /// Serving path requests within the budget.
+    pub paths: Duration,
+    /// Steering toward path corners.
+    pub steering: Duration,
+    /// Broad phase and contact tests.
+    pub contacts: Duration,
+    /// Circling avoidance (PAPER §2.2).
+    pub circling: Duration,
+    /// Repulsion unsticking (PAPER §3.2).
+    pub repulsion: Duration,
+    /// Integration, walls win, figures.
+    pub integrate: Duration,
+}
+
+impl PhaseTimes {
+    /// Sum of all phases.
+    pub fn total(&self) -> Duration {
+        self.inputs
+            + self.brains
+            + self.paths
+            + self.steering
+            + self.contacts
+            + self.circling
+            + self.repulsion
+            + self.integrate
+    }
+
+    /// `(name, time)` per phase, in tick order.
+    pub fn named(&self) -> [(&'static str, Duration); 8] {
+        [
+            ("inputs", self.inputs),
+            ("brains", self.brains),
+            ("paths", self.paths),
+            ("steering", self.steering),
+            ("contacts", self.contacts),
+            ("circling", self.circling),
+            ("repulsion", self.repulsion),
+            ("integrate", self.integrate),
+        ]
+    }
+}
+
+/// A monotonic time source supplied by the caller, so the world itself reads no clock.
+pub trait PhaseClock {
+    /// Time since an arbitrary origin.
+    fn now(&self) -> Duration;
+}
+
+/// A clock that always reads zero: phase times come out zero.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoClock;
+
+impl PhaseClock for NoClock {
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+/// What one tick did, and the world's health figures after it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepOutput {
+    /// The tick just simulated.
+    pub tick: Tick,
+    /// Entities spawned by this tick's inputs, in input order.
+    pub spawned: Vec<EntityId>,
+    /// Inputs ignored as invalid (missing entity, non-finite numbers, unknown door).
+    pub invalid_inputs: usize,
+    /// Time per phase.
+    pub phase_times: PhaseTimes,
+    /// Path requests completed this tick.
+    pub paths_served: usize,
+    /// Path requests still queued (none is ever dropped).
+    pub paths_waiting: usize,
+    /// Deepest overlap between two bodies, as a fraction of the smaller radius.
+    pub max_overlap: f32,
+    /// 99th percentile over bodies of each body's deepest overlap (fraction of radius).
+    pub p99_overlap: f32,
+    /// Bodies whose disc reaches more than 1% of their radius into a wall or closed door.
+    pub bodies_in_walls: usize,
+    /// Bodies circling.
+    pub circling: usize,
+    /// Bodies being repulsed.
+    pub repulsed: usize,
+    /// Bodies with a goal that made no progress toward it for `stuck_after_secs`.
+    pub stuck: usize,
+    /// Bodies that reached their goal this tick.
+    pub arrivals: usize,
+}

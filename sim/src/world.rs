@@ -1,0 +1,1056 @@
+//! The world and its tick. [`World::step`] runs one 50 ms tick as a short list of named
+//! phases, in this order:
+//!
+//! 1. [`World::apply_inputs`]: spawn, despawn, move orders, doors (invalid ones counted).
+//! 2. [`World::run_brains`]: NPCs without a goal choose one (wander, patrol, gather).
+//! 3. [`World::serve_paths`]: the path queue, sliced within a per-tick node budget.
+//!    Requests beyond it wait for later ticks; none is dropped.
+//! 4. [`World::steer`]: each body's wanted velocity toward its next path corner.
+//! 5. [`World::find_contacts`]: broad phase and the bodies already overlapping something.
+//! 6. [`World::circle`]: predicted moves and PAPER §2.2 circling for blocked ones.
+//! 7. [`World::repulse`]: PAPER §3.2 repulsion for overlapping bodies.
+//! 8. [`World::integrate`]: walls win, positions move, figures are taken.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use navmesh::{NavMesh, NavMeshQuery, Point, SliceStatus, TriId};
+use parry2d::math::Pose;
+use parry2d::query::PointQuery;
+use parry2d::query::details::contact_ball_ball;
+use parry2d::shape::{Ball, Segment};
+
+use crate::grid::BodyGrid;
+use crate::rng::Rng;
+use crate::types::{
+    Brain, EntityId, Input, Kind, Motion, NoClock, PhaseClock, PhaseTimes, StepOutput, Tick, Vec2,
+    WorldConfig,
+};
+
+/// The fixed tick length: 20 ticks per simulated second.
+pub const DT_SECS: f32 = 0.05;
+
+/// Overlap below this fraction of the radius is contact, not overlap (rounding).
+const OVERLAP_TOLERANCE: f32 = 1e-3;
+
+/// One body: a parry2d ball with a brain and a path.
+#[derive(Clone, Debug)]
+struct Body {
+    kind: Kind,
+    brain: Brain,
+    pos: Vec2,
+    ball: Ball,
+    speed: f32,
+    goal: Option<Vec2>,
+    direction: Option<Vec2>,
+    path: Vec<Vec2>,
+    corner: usize,
+    path_pending: bool,
+    /// The circling heading `d` (PAPER §2.2), while circling.
+    heading: Option<Vec2>,
+    motion: Motion,
+    patrol_next: usize,
+    best_goal_dist: f32,
+    progress_tick: u64,
+    // Per-tick scratch.
+    want: Vec2,
+    next_pos: Vec2,
+    overlapping: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    generation: u32,
+    body: Option<Body>,
+}
+
+/// The simulated world: one map, its bodies, its doors and its path queue.
+pub struct World {
+    config: WorldConfig,
+    mesh: Arc<NavMesh>,
+    walls: Vec<Segment>,
+    doors: Vec<Segment>,
+    doors_closed: Vec<bool>,
+    /// Cumulative triangle area per island, for uniform random wander goals.
+    island_tris: Vec<Vec<(f64, TriId)>>,
+    rng: Rng,
+    tick: Tick,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    queue: VecDeque<EntityId>,
+    searching: Option<(EntityId, Vec2)>,
+    query: NavMeshQuery,
+    grid: BodyGrid,
+    max_radius: f32,
+    near_walls: Vec<usize>,
+    corners: Vec<Point>,
+    positions: Vec<Option<Vec2>>,
+    out: StepOutput,
+}
+
+fn to_point(v: Vec2) -> Point {
+    Point::new(f64::from(v.x), f64::from(v.y))
+}
+
+fn to_vec(p: Point) -> Vec2 {
+    Vec2::new(p.x as f32, p.y as f32)
+}
+
+fn finite(v: Vec2) -> bool {
+    v.x.is_finite() && v.y.is_finite()
+}
+
+/// Rotates `v` by `deg` degrees (positive: counter-clockwise with x right and y up).
+fn rotate(v: Vec2, deg: f32) -> Vec2 {
+    let (s, c) = deg.to_radians().sin_cos();
+    Vec2::new(v.x * c - v.y * s, v.x * s + v.y * c)
+}
+
+/// Turns `v` toward `target` by at most `deg` degrees.
+fn turn_toward(v: Vec2, target: Vec2, deg: f32) -> Vec2 {
+    let angle = v.perp_dot(target).atan2(v.dot(target)).to_degrees();
+    if angle.abs() <= deg {
+        target
+    } else {
+        rotate(v, deg.copysign(angle))
+    }
+}
+
+impl World {
+    /// A world on `mesh`, with its own random generator seeded by `seed`.
+    pub fn new(config: WorldConfig, mesh: Arc<NavMesh>, seed: u64) -> World {
+        let walls = mesh
+            .walls()
+            .iter()
+            .map(|w| {
+                Segment::new(
+                    to_vec(mesh.vertices()[w.from.index()]),
+                    to_vec(mesh.vertices()[w.to.index()]),
+                )
+            })
+            .collect();
+        let doors: Vec<Segment> = config
+            .doors
+            .iter()
+            .map(|&(a, b)| Segment::new(a, b))
+            .collect();
+        let doors_closed = (0..doors.len())
+            .map(|i| config.doors_closed.get(i).copied().unwrap_or(false))
+            .collect();
+        let mut island_tris = vec![Vec::new(); mesh.island_count() as usize];
+        for t in 0..mesh.triangle_count() {
+            let tri = TriId(t as u32);
+            let list: &mut Vec<(f64, TriId)> = &mut island_tris[mesh.island(tri).index()];
+            let total = list.last().map_or(0.0, |e| e.0) + mesh.triangle_area(tri);
+            list.push((total, tri));
+        }
+        World {
+            config,
+            mesh,
+            walls,
+            doors,
+            doors_closed,
+            island_tris,
+            rng: Rng::new(seed),
+            tick: Tick(0),
+            slots: Vec::new(),
+            free: Vec::new(),
+            queue: VecDeque::new(),
+            searching: None,
+            query: NavMeshQuery::new(),
+            grid: BodyGrid::default(),
+            max_radius: 0.0,
+            near_walls: Vec::new(),
+            corners: Vec::new(),
+            positions: Vec::new(),
+            out: StepOutput::default(),
+        }
+    }
+
+    /// The current tick (the number of steps taken).
+    pub fn tick(&self) -> Tick {
+        self.tick
+    }
+
+    /// The mesh the world runs on.
+    pub fn mesh(&self) -> &NavMesh {
+        &self.mesh
+    }
+
+    /// A live entity's position, radius and motion.
+    pub fn body(&self, id: EntityId) -> Option<(Vec2, f32, Motion)> {
+        self.get(id).map(|b| (b.pos, b.ball.radius, b.motion))
+    }
+
+    /// Every live entity: id, kind, position, radius, motion. In id order.
+    pub fn bodies(&self) -> impl Iterator<Item = (EntityId, Kind, Vec2, f32, Motion)> + '_ {
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            s.body.as_ref().map(|b| {
+                (
+                    EntityId {
+                        index: i as u32,
+                        generation: s.generation,
+                    },
+                    b.kind,
+                    b.pos,
+                    b.ball.radius,
+                    b.motion,
+                )
+            })
+        })
+    }
+
+    /// The remaining path corners of an entity (its current position first).
+    pub fn path_of(&self, id: EntityId) -> Vec<Vec2> {
+        self.get(id).map_or_else(Vec::new, |b| {
+            let mut v = vec![b.pos];
+            if b.goal.is_some() {
+                v.extend_from_slice(&b.path[b.corner.min(b.path.len())..]);
+            }
+            v
+        })
+    }
+
+    /// Whether each door is closed.
+    pub fn doors_closed(&self) -> &[bool] {
+        &self.doors_closed
+    }
+
+    /// A hash of the whole simulated state (ids, positions, motion, tick); equal hashes
+    /// for equal seeds and inputs are the determinism guarantee.
+    pub fn state_hash(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |v: u64| {
+            h ^= v;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        };
+        eat(self.tick.0);
+        for (i, s) in self.slots.iter().enumerate() {
+            if let Some(b) = &s.body {
+                eat(i as u64);
+                eat(u64::from(s.generation));
+                eat(u64::from(b.pos.x.to_bits()));
+                eat(u64::from(b.pos.y.to_bits()));
+                eat(b.motion as u64);
+            }
+        }
+        eat(self.rng.state());
+        h
+    }
+
+    fn get(&self, id: EntityId) -> Option<&Body> {
+        let s = self.slots.get(id.index as usize)?;
+        if s.generation == id.generation {
+            s.body.as_ref()
+        } else {
+            None
+        }
+    }
+
+    fn get_mut(&mut self, id: EntityId) -> Option<&mut Body> {
+        let s = self.slots.get_mut(id.index as usize)?;
+        if s.generation == id.generation {
+            s.body.as_mut()
+        } else {
+            None
+        }
+    }
+
+    fn id_of(&self, index: usize) -> EntityId {
+        EntityId {
+            index: index as u32,
+            generation: self.slots[index].generation,
+        }
+    }
+
+    /// One tick without phase timings.
+    pub fn step(&mut self, inputs: &[Input]) -> StepOutput {
+        self.step_timed(inputs, &NoClock)
+    }
+
+    /// One tick, timing each phase with the caller's clock.
+    pub fn step_timed(&mut self, inputs: &[Input], clock: &dyn PhaseClock) -> StepOutput {
+        self.out = StepOutput {
+            tick: Tick(self.tick.0 + 1),
+            ..StepOutput::default()
+        };
+        let mut times = PhaseTimes::default();
+        let mut last = clock.now();
+        let mut lap = |slot: &mut std::time::Duration| {
+            let now = clock.now();
+            *slot = now.saturating_sub(last);
+            last = now;
+        };
+        self.apply_inputs(inputs);
+        lap(&mut times.inputs);
+        self.run_brains();
+        lap(&mut times.brains);
+        self.serve_paths();
+        lap(&mut times.paths);
+        self.steer();
+        lap(&mut times.steering);
+        self.find_contacts();
+        lap(&mut times.contacts);
+        self.circle();
+        lap(&mut times.circling);
+        self.repulse();
+        lap(&mut times.repulsion);
+        self.integrate();
+        lap(&mut times.integrate);
+        self.tick.0 += 1;
+        self.out.phase_times = times;
+        std::mem::take(&mut self.out)
+    }
+
+    /// Phase 1: inputs. Invalid ones are counted in [`StepOutput::invalid_inputs`].
+    pub fn apply_inputs(&mut self, inputs: &[Input]) {
+        for input in inputs {
+            if !self.apply_input(input) {
+                self.out.invalid_inputs += 1;
+            }
+        }
+    }
+
+    fn apply_input(&mut self, input: &Input) -> bool {
+        match input {
+            Input::Spawn {
+                kind,
+                pos,
+                radius_m,
+                speed_mps,
+                brain,
+            } => {
+                let valid = finite(*pos)
+                    && *radius_m > 0.0
+                    && radius_m.is_finite()
+                    && *speed_mps >= 0.0
+                    && speed_mps.is_finite();
+                if !valid {
+                    return false;
+                }
+                let Some((p, _)) = self.mesh.nearest_point(to_point(*pos), 1e3) else {
+                    return false;
+                };
+                let body = Body {
+                    kind: *kind,
+                    brain: brain.clone(),
+                    pos: to_vec(p),
+                    ball: Ball::new(*radius_m),
+                    speed: *speed_mps,
+                    goal: None,
+                    direction: None,
+                    path: Vec::new(),
+                    corner: 0,
+                    path_pending: false,
+                    heading: None,
+                    motion: Motion::Idle,
+                    patrol_next: 0,
+                    best_goal_dist: f32::INFINITY,
+                    progress_tick: self.tick.0,
+                    want: Vec2::ZERO,
+                    next_pos: to_vec(p),
+                    overlapping: false,
+                };
+                let index = match self.free.pop() {
+                    Some(i) => i as usize,
+                    None => {
+                        self.slots.push(Slot::default());
+                        self.slots.len() - 1
+                    }
+                };
+                self.slots[index].body = Some(body);
+                self.max_radius = self.max_radius.max(*radius_m);
+                let id = self.id_of(index);
+                self.out.spawned.push(id);
+                true
+            }
+            Input::Despawn(id) => {
+                if self.get(*id).is_none() {
+                    return false;
+                }
+                let slot = &mut self.slots[id.index as usize];
+                slot.body = None;
+                slot.generation = slot.generation.wrapping_add(1);
+                self.free.push(id.index);
+                true
+            }
+            Input::MoveTo(id, goal) => {
+                if !finite(*goal) {
+                    return false;
+                }
+                let tick = self.tick.0;
+                let Some(b) = self.get_mut(*id) else {
+                    return false;
+                };
+                b.direction = None;
+                set_goal(b, *goal, tick);
+                if !b.path_pending {
+                    b.path_pending = true;
+                    self.queue.push_back(*id);
+                }
+                true
+            }
+            Input::MoveInDirection(id, dir) => {
+                let len = dir.length();
+                if !finite(*dir) || len == 0.0 {
+                    return false;
+                }
+                let Some(b) = self.get_mut(*id) else {
+                    return false;
+                };
+                b.goal = None;
+                b.path.clear();
+                b.direction = Some(*dir / len);
+                true
+            }
+            Input::Stop(id) => {
+                let Some(b) = self.get_mut(*id) else {
+                    return false;
+                };
+                b.goal = None;
+                b.path.clear();
+                b.direction = None;
+                b.heading = None;
+                true
+            }
+            Input::SetDoor { door, closed } => match self.doors_closed.get_mut(*door) {
+                Some(state) => {
+                    *state = *closed;
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// Phase 2: NPC brains choose goals.
+    pub fn run_brains(&mut self) {
+        for i in 0..self.slots.len() {
+            let Some(b) = self.slots[i].body.as_ref() else {
+                continue;
+            };
+            if b.kind != Kind::Npc || b.path_pending {
+                continue;
+            }
+            let goal = match &b.brain {
+                Brain::Idle => None,
+                Brain::Wander => {
+                    if b.goal.is_some() {
+                        continue;
+                    }
+                    self.random_point_near(b.pos)
+                }
+                Brain::Patrol(points) => {
+                    if b.goal.is_some() || points.is_empty() {
+                        continue;
+                    }
+                    let p = points[b.patrol_next % points.len()];
+                    if let Some(b) = self.slots[i].body.as_mut() {
+                        b.patrol_next = (b.patrol_next + 1) % points_len(&b.brain);
+                    }
+                    Some(p)
+                }
+                Brain::Gather(target) => {
+                    let Some(t) = self.get(*target) else { continue };
+                    let reach = b.ball.radius + t.ball.radius + self.config.gather_distance_m;
+                    if (t.pos - b.pos).length() <= reach {
+                        // Close enough: stand here (others press around, the figure 13 case).
+                        let b = self.slots[i].body.as_mut();
+                        if let Some(b) = b {
+                            b.goal = None;
+                            b.path.clear();
+                        }
+                        continue;
+                    }
+                    match b.goal {
+                        Some(g) if (g - t.pos).length() < 1.0 => continue,
+                        _ => Some(t.pos),
+                    }
+                }
+            };
+            let Some(goal) = goal else { continue };
+            let id = self.id_of(i);
+            let tick = self.tick.0;
+            if let Some(b) = self.slots[i].body.as_mut() {
+                set_goal(b, goal, tick);
+                b.path_pending = true;
+                self.queue.push_back(id);
+            }
+        }
+    }
+
+    /// A uniformly random walkable point on the island under `near`.
+    fn random_point_near(&mut self, near: Vec2) -> Option<Vec2> {
+        let tri = self.mesh.nearest_point(to_point(near), 1e3)?.1;
+        let list = &self.island_tris[self.mesh.island(tri).index()];
+        let total = list.last()?.0;
+        let pick = self.rng.next_f64() * total;
+        let k = list.partition_point(|e| e.0 < pick).min(list.len() - 1);
+        let [a, b, c] = self.mesh.triangle_points(list[k].1);
+        let (mut u, mut v) = (self.rng.next_f64(), self.rng.next_f64());
+        if u + v > 1.0 {
+            u = 1.0 - u;
+            v = 1.0 - v;
+        }
+        Some(to_vec(a + (b - a) * u + (c - a) * v))
+    }
+
+    /// Phase 3: path requests, first come first served, within the node budget. A search
+    /// that does not finish continues next tick.
+    pub fn serve_paths(&mut self) {
+        let mut budget = self.config.path_budget_per_tick;
+        while budget > 0 {
+            let (id, goal) = match self.searching {
+                Some(active) => active,
+                None => {
+                    let Some(id) = self.queue.pop_front() else {
+                        break;
+                    };
+                    let Some(b) = self.get(id) else { continue };
+                    let Some(goal) = b.goal else {
+                        if let Some(b) = self.get_mut(id) {
+                            b.path_pending = false;
+                        }
+                        continue;
+                    };
+                    let start = match self.mesh.nearest_point(to_point(b.pos), 1e3) {
+                        Some((p, _)) => p,
+                        None => to_point(b.pos),
+                    };
+                    let radius = f64::from(b.ball.radius);
+                    budget = budget.saturating_sub(8);
+                    if self
+                        .query
+                        .begin_search(&self.mesh, start, to_point(goal), radius)
+                        .is_err()
+                    {
+                        self.finish_request(id, goal);
+                        continue;
+                    }
+                    self.searching = Some((id, goal));
+                    (id, goal)
+                }
+            };
+            let before = self.query.stats().expanded;
+            let status = self.query.update_search(&self.mesh, budget);
+            budget = budget.saturating_sub(self.query.stats().expanded - before);
+            if status == SliceStatus::Done {
+                self.searching = None;
+                self.finish_request(id, goal);
+            }
+        }
+        self.out.paths_waiting = self.queue.len() + usize::from(self.searching.is_some());
+    }
+
+    fn finish_request(&mut self, id: EntityId, goal: Vec2) {
+        self.out.paths_served += 1;
+        let mut corners = std::mem::take(&mut self.corners);
+        let found = self.query.finish_search(&self.mesh, &mut corners).is_ok();
+        let tick = self.tick.0;
+        let requeue = match self.get_mut(id) {
+            None => false,
+            Some(b) => {
+                b.path_pending = false;
+                if b.goal != Some(goal) {
+                    // The goal changed while the search ran: search again.
+                    b.goal.is_some()
+                } else {
+                    b.path.clear();
+                    b.corner = 1;
+                    if found {
+                        b.path.extend(corners.iter().map(|&p| to_vec(p)));
+                        b.progress_tick = tick;
+                    } else {
+                        // Unreachable (another island, or too narrow for this body): give
+                        // up this goal; a brain chooses another.
+                        b.goal = None;
+                    }
+                    false
+                }
+            }
+        };
+        if requeue && let Some(b) = self.get_mut(id) {
+            b.path_pending = true;
+            self.queue.push_back(id);
+        }
+        self.corners = corners;
+    }
+
+    /// Phase 4: steering, the wanted velocity toward the next path corner.
+    pub fn steer(&mut self) {
+        let arrive = self.config.arrive_distance_m;
+        for slot in &mut self.slots {
+            let Some(b) = slot.body.as_mut() else {
+                continue;
+            };
+            b.want = Vec2::ZERO;
+            if let Some(dir) = b.direction {
+                b.want = dir * b.speed;
+                continue;
+            }
+            let Some(goal) = b.goal else {
+                b.heading = None;
+                continue;
+            };
+            if b.path_pending || b.path.is_empty() {
+                continue;
+            }
+            while b.corner < b.path.len() {
+                let last = b.corner + 1 == b.path.len();
+                let to = b.path[b.corner] - b.pos;
+                if last || to.length() > arrive {
+                    break;
+                }
+                b.corner += 1;
+            }
+            let target = b.path.get(b.corner).copied().unwrap_or(goal);
+            let to = target - b.pos;
+            let dist = to.length();
+            if b.corner + 1 >= b.path.len() && dist <= arrive {
+                b.goal = None;
+                b.path.clear();
+                b.heading = None;
+                self.out.arrivals += 1;
+                continue;
+            }
+            b.want = to / dist * b.speed.min(dist / DT_SECS);
+        }
+    }
+
+    /// Phase 5: broad phase, and which bodies already overlap a body or a wall.
+    pub fn find_contacts(&mut self) {
+        self.positions.clear();
+        self.positions
+            .extend(self.slots.iter().map(|s| s.body.as_ref().map(|b| b.pos)));
+        let bounds = self.mesh.bounds();
+        let cell = (2.0 * self.max_radius).max(1.0);
+        self.grid.rebuild(
+            to_vec(bounds.min),
+            to_vec(bounds.max),
+            cell,
+            &self.positions,
+        );
+        for i in 0..self.slots.len() {
+            let Some(b) = self.slots[i].body.as_ref() else {
+                continue;
+            };
+            let (pos, ball) = (b.pos, b.ball);
+            let mut overlapping =
+                self.wall_depth(pos, ball.radius) > OVERLAP_TOLERANCE * ball.radius;
+            if !overlapping {
+                let reach = ball.radius + self.max_radius;
+                let slots = &self.slots;
+                self.grid.for_each_near(pos, reach, |j| {
+                    if j != i
+                        && let Some(o) = slots[j].body.as_ref()
+                    {
+                        overlapping |= overlap_depth(pos, &ball, o.pos, &o.ball)
+                            > OVERLAP_TOLERANCE * ball.radius.min(o.ball.radius);
+                    }
+                });
+            }
+            if let Some(b) = self.slots[i].body.as_mut() {
+                b.overlapping = overlapping;
+                b.next_pos = b.pos;
+            }
+        }
+    }
+
+    /// How deep a disc at `pos` reaches into walls and closed doors (0 when clear), and,
+    /// when the centre is off the mesh, at least the radius.
+    fn wall_depth(&mut self, pos: Vec2, radius: f32) -> f32 {
+        let clearance = self.clearance(pos, radius);
+        let mut depth = (radius - clearance).max(0.0);
+        if self.mesh.locate(to_point(pos)).is_none() {
+            depth = depth.max(radius);
+        }
+        depth
+    }
+
+    /// Distance from `pos` to the nearest wall or closed door, capped at `radius`.
+    fn clearance(&mut self, pos: Vec2, radius: f32) -> f32 {
+        let r = f64::from(radius);
+        let p = to_point(pos);
+        self.mesh.walls_near(
+            p - Point::new(r, r),
+            p + Point::new(r, r),
+            &mut self.near_walls,
+        );
+        let mut best = radius;
+        for &w in &self.near_walls {
+            best = best.min(self.walls[w].distance_to_local_point(pos, true));
+        }
+        for (d, closed) in self.doors.iter().zip(&self.doors_closed) {
+            if *closed {
+                best = best.min(d.distance_to_local_point(pos, true));
+            }
+        }
+        best
+    }
+
+    /// Whether moving body `i` to `to` is free: it must not deepen an overlap with any body
+    /// (at its already decided next position) or with a wall. Bodies already overlapping
+    /// may separate.
+    fn is_free(&mut self, i: usize, from: Vec2, to: Vec2) -> bool {
+        let Some(b) = self.slots[i].body.as_ref() else {
+            return false;
+        };
+        let ball = b.ball;
+        let reach = ball.radius + self.max_radius + 1.0;
+        let slots = &self.slots;
+        let mut free = true;
+        self.grid.for_each_near(to, reach, |j| {
+            if !free || j == i {
+                return;
+            }
+            if let Some(o) = slots[j].body.as_ref() {
+                let depth_after = overlap_depth(to, &ball, o.next_pos, &o.ball);
+                if depth_after > 0.0
+                    && depth_after > overlap_depth(from, &ball, o.next_pos, &o.ball)
+                {
+                    free = false;
+                }
+            }
+        });
+        if !free {
+            return false;
+        }
+        let after = self.wall_depth(to, ball.radius);
+        after <= 0.0 || after <= self.wall_depth(from, ball.radius)
+    }
+
+    /// Phase 6: predicted moves, and PAPER §2.2 circling for bodies whose move collides.
+    ///
+    /// Bodies are decided in id order; each is tested against the already decided next
+    /// positions of the others, so two bodies never step into the same free spot. A body
+    /// that collides tries headings `d ± a` for `a = 10°, 20°, … 180°` (clockwise first),
+    /// takes the first free one, and keeps it as its circling heading; each later tick it
+    /// first tries its wanted heading `d0` (free: leave circling and replan the static
+    /// path), else turns `d` back toward `d0` by 10° and searches again from there. With no
+    /// free heading it waits this tick (project decision).
+    pub fn circle(&mut self) {
+        let step_deg = self.config.circling_step_deg.max(1.0);
+        let return_deg = self.config.circling_return_deg;
+        for i in 0..self.slots.len() {
+            let Some(b) = self.slots[i].body.as_ref() else {
+                continue;
+            };
+            if b.overlapping {
+                continue;
+            }
+            let (pos, want, heading) = (b.pos, b.want, b.heading);
+            let speed = want.length();
+            if speed == 0.0 {
+                if let Some(b) = self.slots[i].body.as_mut() {
+                    b.motion = if b.path_pending {
+                        Motion::WaitingForPath
+                    } else {
+                        Motion::Idle
+                    };
+                }
+                continue;
+            }
+            let d0 = want / speed;
+            let step = speed * DT_SECS;
+            let mut replan = false;
+            let chosen = if self.is_free(i, pos, pos + d0 * step) {
+                replan = heading.is_some();
+                Some((d0, false))
+            } else {
+                let d = heading.map_or(d0, |d| turn_toward(d, d0, return_deg));
+                if heading.is_some() && self.is_free(i, pos, pos + d * step) {
+                    Some((d, true))
+                } else {
+                    let mut found = None;
+                    let mut a = step_deg;
+                    while a <= 180.0 && found.is_none() {
+                        for cand in [rotate(d, -a), rotate(d, a)] {
+                            if self.is_free(i, pos, pos + cand * step) {
+                                found = Some((cand, true));
+                                break;
+                            }
+                        }
+                        a += step_deg;
+                    }
+                    found.or(Some((d, false))).filter(|c| c.1).or(None)
+                }
+            };
+            let tick = self.tick.0;
+            let id = self.id_of(i);
+            let Some(b) = self.slots[i].body.as_mut() else {
+                continue;
+            };
+            match chosen {
+                Some((dir, circling)) => {
+                    b.next_pos = pos + dir * step;
+                    b.heading = circling.then_some(dir);
+                    b.motion = if circling {
+                        Motion::Circling
+                    } else {
+                        Motion::Moving
+                    };
+                }
+                None => {
+                    // Every heading collides: wait, still circling.
+                    b.heading = Some(heading.unwrap_or(d0));
+                    b.motion = Motion::Circling;
+                }
+            }
+            if replan
+                && let Some(goal) = b.goal
+                && !b.path_pending
+            {
+                // Leaving the circling state: recompute the static path (PAPER §2.2 step 6).
+                set_goal(b, goal, tick);
+                b.path_pending = true;
+                self.queue.push_back(id);
+            }
+        }
+    }
+
+    /// Phase 7: PAPER §3.2 repulsion. A body overlapping others or walls moves at a fixed
+    /// speed along the direction of the repulsion forces (their magnitude is ignored). With
+    /// three or more contacts, on each axis of a frame aligned with the first force, a
+    /// component whose forces disagree in sign is zeroed; if both are, it gets no push.
+    pub fn repulse(&mut self) {
+        let speed = self.config.repulsion_speed_mps;
+        let mut forces: Vec<Vec2> = Vec::new();
+        for i in 0..self.slots.len() {
+            let Some(b) = self.slots[i].body.as_ref() else {
+                continue;
+            };
+            if !b.overlapping {
+                continue;
+            }
+            let (pos, ball) = (b.pos, b.ball);
+            forces.clear();
+            let reach = ball.radius + self.max_radius;
+            let slots = &self.slots;
+            self.grid.for_each_near(pos, reach, |j| {
+                if j == i {
+                    return;
+                }
+                if let Some(o) = slots[j].body.as_ref()
+                    && overlap_depth(pos, &ball, o.pos, &o.ball)
+                        > OVERLAP_TOLERANCE * ball.radius.min(o.ball.radius)
+                {
+                    let away = pos - o.pos;
+                    forces.push(if away.length() > 1e-6 {
+                        away.normalize()
+                    } else {
+                        tie_break(i, j)
+                    });
+                }
+            });
+            self.wall_forces(pos, ball.radius, &mut forces);
+            let dir = combine_forces(&forces);
+            let Some(b) = self.slots[i].body.as_mut() else {
+                continue;
+            };
+            b.motion = Motion::Repulsed;
+            if let Some(dir) = dir {
+                b.next_pos = pos + dir * (speed * DT_SECS);
+            }
+        }
+    }
+
+    /// Push-out directions from walls and closed doors the disc reaches into, and toward the
+    /// mesh when the centre is off it.
+    fn wall_forces(&mut self, pos: Vec2, radius: f32, forces: &mut Vec<Vec2>) {
+        let p = to_point(pos);
+        if self.mesh.locate(p).is_none() {
+            if let Some((q, _)) = self.mesh.nearest_point(p, 1e3) {
+                let to = to_vec(q) - pos;
+                if to.length() > 1e-6 {
+                    forces.push(to.normalize());
+                }
+            }
+            return;
+        }
+        let r = f64::from(radius);
+        self.mesh.walls_near(
+            p - Point::new(r, r),
+            p + Point::new(r, r),
+            &mut self.near_walls,
+        );
+        let limit = radius * (1.0 - OVERLAP_TOLERANCE);
+        for &w in &self.near_walls {
+            let proj = self.walls[w].project_local_point(pos, true);
+            let away = pos - proj.point;
+            if away.length() < limit && away.length() > 1e-6 {
+                forces.push(away.normalize());
+            }
+        }
+        for (d, closed) in self.doors.iter().zip(&self.doors_closed) {
+            if !*closed {
+                continue;
+            }
+            let proj = d.project_local_point(pos, true);
+            let away = pos - proj.point;
+            if away.length() < limit {
+                // On the door line itself: push to the side the mesh continues on (the
+                // door's left normal), deterministic either way.
+                let n = if away.length() > 1e-6 {
+                    away.normalize()
+                } else {
+                    (d.b - d.a).perp().normalize()
+                };
+                forces.push(n);
+            }
+        }
+    }
+
+    /// Phase 8: walls win (no body ends deeper in a wall than it started), positions move,
+    /// and the figures are taken.
+    pub fn integrate(&mut self) {
+        let stuck_ticks = (self.config.stuck_after_secs / DT_SECS) as u64;
+        for i in 0..self.slots.len() {
+            let Some(b) = self.slots[i].body.as_ref() else {
+                continue;
+            };
+            let (pos, next, r) = (b.pos, b.next_pos, b.ball.radius);
+            let keep = next == pos || {
+                let after = self.wall_depth(next, r);
+                after <= 0.0 || after <= self.wall_depth(pos, r) - 1e-6
+            };
+            let tick = self.tick.0;
+            let Some(b) = self.slots[i].body.as_mut() else {
+                continue;
+            };
+            if keep {
+                b.pos = next;
+            }
+            if let Some(goal) = b.goal {
+                let dist = (goal - b.pos).length();
+                if dist < b.best_goal_dist - 0.05 {
+                    b.best_goal_dist = dist;
+                    b.progress_tick = tick;
+                } else if tick.saturating_sub(b.progress_tick) > stuck_ticks {
+                    self.out.stuck += 1;
+                }
+            }
+            match b.motion {
+                Motion::Circling => self.out.circling += 1,
+                Motion::Repulsed => self.out.repulsed += 1,
+                _ => {}
+            }
+        }
+        self.take_figures();
+    }
+
+    /// Overlap and wall figures at the tick's end.
+    fn take_figures(&mut self) {
+        self.positions.clear();
+        self.positions
+            .extend(self.slots.iter().map(|s| s.body.as_ref().map(|b| b.pos)));
+        let bounds = self.mesh.bounds();
+        let cell = (2.0 * self.max_radius).max(1.0);
+        self.grid.rebuild(
+            to_vec(bounds.min),
+            to_vec(bounds.max),
+            cell,
+            &self.positions,
+        );
+        let mut per_body = Vec::new();
+        let mut in_walls = 0;
+        for i in 0..self.slots.len() {
+            let Some(b) = self.slots[i].body.as_ref() else {
+                continue;
+            };
+            let (pos, ball) = (b.pos, b.ball);
+            let mut deepest = 0.0f32;
+            let slots = &self.slots;
+            self.grid
+                .for_each_near(pos, ball.radius + self.max_radius, |j| {
+                    if j != i
+                        && let Some(o) = slots[j].body.as_ref()
+                    {
+                        let d = overlap_depth(pos, &ball, o.pos, &o.ball)
+                            / ball.radius.min(o.ball.radius);
+                        deepest = deepest.max(d);
+                    }
+                });
+            per_body.push(deepest);
+            if self.wall_depth(pos, ball.radius) > 0.01 * ball.radius {
+                in_walls += 1;
+            }
+        }
+        per_body.sort_by(f32::total_cmp);
+        self.out.max_overlap = per_body.last().copied().unwrap_or(0.0);
+        self.out.p99_overlap = if per_body.is_empty() {
+            0.0
+        } else {
+            per_body[((per_body.len() - 1) as f32 * 0.99).round() as usize]
+        };
+        self.out.bodies_in_walls = in_walls;
+    }
+}
+
+fn points_len(brain: &Brain) -> usize {
+    match brain {
+        Brain::Patrol(p) => p.len().max(1),
+        _ => 1,
+    }
+}
+
+fn set_goal(b: &mut Body, goal: Vec2, tick: u64) {
+    b.goal = Some(goal);
+    b.best_goal_dist = (goal - b.pos).length();
+    b.progress_tick = tick;
+}
+
+/// How far two balls overlap (0 when apart), through parry2d's ball–ball contact.
+fn overlap_depth(p1: Vec2, b1: &Ball, p2: Vec2, b2: &Ball) -> f32 {
+    let rel = p2 - p1;
+    let pos12 = Pose::translation(rel.x, rel.y);
+    contact_ball_ball(&pos12, b1, b2, 0.0).map_or(0.0, |c| (-c.dist).max(0.0))
+}
+
+/// A deterministic direction for two bodies at the same point.
+fn tie_break(i: usize, j: usize) -> Vec2 {
+    let angle = ((i.wrapping_mul(2_654_435_761) ^ j) % 360) as f32;
+    let sign = if i < j { 1.0 } else { -1.0 };
+    rotate(Vec2::new(sign, 0.0), angle)
+}
+
+/// The repulsion direction from unit force directions (PAPER §3.2), or `None`.
+fn combine_forces(forces: &[Vec2]) -> Option<Vec2> {
+    let first = *forces.first()?;
+    let resultant = forces.iter().fold(Vec2::ZERO, |s, &f| s + f);
+    let sum = if forces.len() < 3 {
+        resultant
+    } else {
+        // The paper takes "any one force" as the x axis. Project decision: the resultant's
+        // direction (the first force when they cancel exactly), so that a body pressed from
+        // one side only keeps its push whichever force happens to be listed first.
+        let x_axis = if resultant.length() > 1e-6 {
+            resultant.normalize()
+        } else {
+            first
+        };
+        let y_axis = x_axis.perp();
+        let (mut sx, mut sy) = (0.0f32, 0.0f32);
+        let (mut x_pos, mut x_neg, mut y_pos, mut y_neg) = (false, false, false, false);
+        // Project decision: a force counts as opposing on an axis only when its component
+        // there is substantial (over cos 75°); a neighbour touching side-on must not veto
+        // the push of a body on the edge of a crowd.
+        const EPS: f32 = 0.26;
+        for f in forces {
+            let (x, y) = (f.dot(x_axis), f.dot(y_axis));
+            sx += x;
+            sy += y;
+            x_pos |= x > EPS;
+            x_neg |= x < -EPS;
+            y_pos |= y > EPS;
+            y_neg |= y < -EPS;
+        }
+        if x_pos && x_neg {
+            sx = 0.0;
+        }
+        if y_pos && y_neg {
+            sy = 0.0;
+        }
+        x_axis * sx + y_axis * sy
+    };
+    (sum.length() > 1e-6).then(|| sum.normalize())
+}

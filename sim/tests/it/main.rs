@@ -1,0 +1,58 @@
+//! Scenario tests for the world: real meshes built from maps, the world stepped tick by
+//! tick, properties checked every tick.
+
+// Test setup may panic on failure: that is the report.
+#![allow(clippy::unwrap_used)]
+
+mod scenarios;
+
+use std::sync::Arc;
+
+use navmesh::NavMesh;
+use navmesh_builder::pipeline::{SourceKind, build};
+use sim::{Brain, Input, Kind, Vec2};
+
+/// Builds a mesh from polygon JSON text.
+pub fn polygon_mesh(json: &str) -> Arc<NavMesh> {
+    Arc::new(
+        build(
+            "test",
+            json,
+            SourceKind::Polygon,
+            &Default::default(),
+            &mut |_| {},
+        )
+        .unwrap()
+        .mesh,
+    )
+}
+
+/// Builds a shipped Moving AI map.
+pub fn grid_mesh(name: &str) -> Arc<NavMesh> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../maps/movingai")
+        .join(name);
+    let text = std::fs::read_to_string(path).unwrap();
+    Arc::new(
+        build(
+            name,
+            &text,
+            SourceKind::Grid,
+            &Default::default(),
+            &mut |_| {},
+        )
+        .unwrap()
+        .mesh,
+    )
+}
+
+/// A spawn input for an NPC.
+pub fn npc(x: f32, y: f32, radius: f32, brain: Brain) -> Input {
+    Input::Spawn {
+        kind: Kind::Npc,
+        pos: Vec2::new(x, y),
+        radius_m: radius,
+        speed_mps: 1.5,
+        brain,
+    }
+}
