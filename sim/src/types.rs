@@ -235,4 +235,7 @@ pub struct StepOutput {
     pub stuck: usize,
     /// Bodies that reached their goal this tick.
     pub arrivals: usize,
+    /// Wandering NPCs that gave up a goal this tick after no progress for half the stuck
+    /// time (they pick another goal, so they are never counted stuck themselves).
+    pub gave_up: usize,
 }

@@ -435,8 +435,15 @@ impl World {
             let goal = match &b.brain {
                 Brain::Idle => None,
                 Brain::Wander => {
+                    // A wanderer that has made no progress for half the stuck time (two
+                    // streams meeting head-on in a corridor one body wide, which circling
+                    // cannot solve) gives up its goal and picks another.
+                    let give_up = (self.config.stuck_after_secs / 2.0 / DT_SECS) as u64;
                     if b.goal.is_some() {
-                        continue;
+                        if self.tick.0.saturating_sub(b.progress_tick) <= give_up {
+                            continue;
+                        }
+                        self.out.gave_up += 1;
                     }
                     self.random_point_near(b.pos)
                 }
@@ -547,6 +554,7 @@ impl World {
         let mut corners = std::mem::take(&mut self.corners);
         let found = self.query.finish_search(&self.mesh, &mut corners).is_ok();
         let tick = self.tick.0;
+
         let requeue = match self.get_mut(id) {
             None => false,
             Some(b) => {
@@ -560,6 +568,7 @@ impl World {
                     if found {
                         b.path.extend(corners.iter().map(|&p| to_vec(p)));
                         b.progress_tick = tick;
+                        b.best_goal_dist = remaining_length(&b.path, 1, b.pos);
                     } else {
                         // Unreachable (another island, or too narrow for this body): give
                         // up this goal; a brain chooses another.
@@ -742,6 +751,7 @@ impl World {
             let speed = want.length();
             if speed == 0.0 {
                 if let Some(b) = self.slots[i].body.as_mut() {
+                    b.next_pos = pos;
                     b.motion = if b.path_pending {
                         Motion::WaitingForPath
                     } else {
@@ -792,15 +802,26 @@ impl World {
                 }
                 None => {
                     // Every heading collides: wait, still circling.
+                    b.next_pos = pos;
                     b.heading = Some(heading.unwrap_or(d0));
                     b.motion = Motion::Circling;
                 }
             }
+            // Leaving the circling state: recompute the static path (PAPER §2.2 step 6).
+            // Project decision: only when circling took the body out of sight of its next
+            // corner; otherwise the path it has is still the shortest way on, and replanning
+            // every body that ever circled would flood the path queue in a crowd.
+            let corner = b.path.get(b.corner).copied();
             if replan
                 && let Some(goal) = b.goal
                 && !b.path_pending
+                && !corner.is_some_and(|c| {
+                    matches!(
+                        self.mesh.raycast(to_point(pos), to_point(c)),
+                        Ok(navmesh::Raycast::Clear)
+                    )
+                })
             {
-                // Leaving the circling state: recompute the static path (PAPER §2.2 step 6).
                 set_goal(b, goal, tick);
                 b.path_pending = true;
                 self.queue.push_back(id);
@@ -921,7 +942,13 @@ impl World {
                 b.pos = next;
             }
             if let Some(goal) = b.goal {
-                let dist = (goal - b.pos).length();
+                // Progress is measured along the path (a path may lead away from the goal
+                // around an obstacle); before the path arrives, in a straight line.
+                let dist = if b.path.is_empty() || b.path_pending {
+                    (goal - b.pos).length()
+                } else {
+                    remaining_length(&b.path, b.corner, b.pos)
+                };
                 if dist < b.best_goal_dist - 0.05 {
                     b.best_goal_dist = dist;
                     b.progress_tick = tick;
@@ -991,6 +1018,18 @@ fn points_len(brain: &Brain) -> usize {
         Brain::Patrol(p) => p.len().max(1),
         _ => 1,
     }
+}
+
+/// Length of the rest of a path: from `pos` to corner `next`, then along the corners.
+fn remaining_length(path: &[Vec2], next: usize, pos: Vec2) -> f32 {
+    let Some(&first) = path.get(next) else {
+        return path.last().map_or(0.0, |&g| (g - pos).length());
+    };
+    let along: f32 = path[next..]
+        .windows(2)
+        .map(|w| (w[1] - w[0]).length())
+        .sum();
+    (first - pos).length() + along
 }
 
 fn set_goal(b: &mut Body, goal: Vec2, tick: u64) {

@@ -146,3 +146,173 @@ fn invalid_inputs_are_counted_not_applied() {
     assert_eq!(out.invalid_inputs, 3);
     assert_eq!(out.spawned.len(), 1);
 }
+
+#[test]
+fn door_closing_on_a_body_pushes_it_out_and_it_arrives() {
+    let config = WorldConfig {
+        doors: vec![(Vec2::new(10.0, 0.0), Vec2::new(10.0, 3.0))],
+        ..WorldConfig::default()
+    };
+    let mut world = World::new(config, polygon_mesh(CORRIDOR), 3);
+    let id = world.step(&[npc(2.0, 1.5, 0.4, Brain::Idle)]).spawned[0];
+    let goal = Vec2::new(18.0, 1.5);
+    world.step(&[Input::MoveTo(id, goal)]);
+    // Walk until the centre has just crossed the door line, then close the door on it.
+    let mut guard = 0;
+    while world.body(id).unwrap().0.x < 10.1 {
+        world.step(&[]);
+        guard += 1;
+        assert!(guard < 400, "never reached the doorway");
+    }
+    let out = world.step(&[Input::SetDoor {
+        door: 0,
+        closed: true,
+    }]);
+    assert_eq!(
+        out.bodies_in_walls, 1,
+        "the closed door should overlap the body"
+    );
+    let mut out_of_wall_at = None;
+    for tick in 0..600 {
+        let out = world.step(&[]);
+        if out_of_wall_at.is_none() && out.bodies_in_walls == 0 {
+            out_of_wall_at = Some(tick);
+        }
+        if out_of_wall_at.is_some() {
+            assert_eq!(out.bodies_in_walls, 0, "back in the door at tick {tick}");
+        }
+    }
+    let ticks = out_of_wall_at.expect("never left the door");
+    assert!(
+        ticks <= 40,
+        "out of the door after {ticks} ticks, more than 2 s"
+    );
+    let (pos, _, _) = world.body(id).unwrap();
+    assert!((pos - goal).length() < 0.5, "did not arrive: at {pos:?}");
+}
+
+#[test]
+fn large_body_turns_a_corner_without_entering_the_wall() {
+    // An L-shaped corridor 6 m wide; a body of radius 2 m walks around the inner corner.
+    let l_shape =
+        r#"{"regions": [{"outer": [[0, 0], [30, 0], [30, 30], [24, 30], [24, 6], [0, 6]]}]}"#;
+    let mut world = World::new(WorldConfig::default(), polygon_mesh(l_shape), 5);
+    let id = world.step(&[npc(3.0, 3.0, 2.0, Brain::Idle)]).spawned[0];
+    let goal = Vec2::new(27.0, 27.0);
+    world.step(&[Input::MoveTo(id, goal)]);
+    for _ in 0..1200 {
+        let out = world.step(&[]);
+        assert_eq!(
+            out.bodies_in_walls, 0,
+            "tick {:?}: the large body is in the wall",
+            out.tick
+        );
+    }
+    let (pos, _, _) = world.body(id).unwrap();
+    assert!((pos - goal).length() < 0.5, "did not arrive: at {pos:?}");
+}
+
+#[test]
+fn gather_around_players_ends_without_overlap_or_wall_contact() {
+    let room = r#"{"regions": [{"outer": [[0, 0], [60, 0], [60, 60], [0, 60]]}]}"#;
+    let mut world = World::new(WorldConfig::default(), polygon_mesh(room), 9);
+    let players: Vec<Input> = [
+        (15.0, 15.0),
+        (45.0, 15.0),
+        (30.0, 30.0),
+        (15.0, 45.0),
+        (45.0, 45.0),
+    ]
+    .iter()
+    .map(|&(x, y)| Input::Spawn {
+        kind: Kind::Player,
+        pos: Vec2::new(x, y),
+        radius_m: 0.4,
+        speed_mps: 1.5,
+        brain: Brain::Idle,
+    })
+    .collect();
+    let player_ids = world.step(&players).spawned;
+    let npcs: Vec<Input> = (0..300)
+        .map(|i| {
+            let x = 2.0 + (i % 20) as f32 * 2.9;
+            let y = 2.0 + (i / 20) as f32 * 3.8;
+            npc(x, y, 0.4, Brain::Gather(player_ids[i % 5]))
+        })
+        .collect();
+    world.step(&npcs);
+    let mut last = None;
+    for _ in 0..600 {
+        let out = world.step(&[]);
+        assert_eq!(out.bodies_in_walls, 0);
+        last = Some(out);
+    }
+    let last = last.unwrap();
+    eprintln!(
+        "gather after 30 s: p99 overlap {:.4}, max {:.4}, circling {}, repulsed {}",
+        last.p99_overlap, last.max_overlap, last.circling, last.repulsed
+    );
+    assert!(
+        last.p99_overlap <= 0.01,
+        "p99 overlap {} of the radius",
+        last.p99_overlap
+    );
+    // They did gather: most NPCs are within 6 m of their player.
+    let near = world
+        .bodies()
+        .filter(|b| b.1 == Kind::Npc)
+        .filter(|b| {
+            player_ids
+                .iter()
+                .any(|&p| (world.body(p).unwrap().0 - b.2).length() < 6.0)
+        })
+        .count();
+    assert!(near >= 250, "only {near} of 300 NPCs gathered");
+}
+
+#[test]
+fn soak_wandering_crowd_on_a_real_map() {
+    let mesh = grid_mesh("den520d.map");
+    let mut world = World::new(WorldConfig::default(), mesh.clone(), 11);
+    // 2,000 NPCs spread over the map's walkable area.
+    let b = mesh.bounds();
+    let mut spawns = Vec::new();
+    let mut k = 0u32;
+    while spawns.len() < 2000 {
+        k += 1;
+        let x = b.min.x + (f64::from(k) * 0.754_877_666).fract() * (b.max.x - b.min.x);
+        let y = b.min.y + (f64::from(k) * 0.569_840_291).fract() * (b.max.y - b.min.y);
+        let p = navmesh::Point::new(x, y);
+        // Spawn clear of walls, so wall contact at any tick end is the world's doing.
+        if mesh.locate(p).is_some() && mesh.clearance(p, 0.5) >= 0.45 {
+            spawns.push(npc(x as f32, y as f32, 0.4, Brain::Wander));
+        }
+    }
+    world.step(&spawns);
+    let (mut worst_p99, mut max_waiting, mut last, mut gave_up, mut arrivals) =
+        (0.0f32, 0, None, 0, 0);
+    for tick in 0..2400 {
+        let out = world.step(&[]);
+        assert_eq!(out.bodies_in_walls, 0, "tick {tick}: bodies in walls");
+        if tick > 200 {
+            worst_p99 = worst_p99.max(out.p99_overlap);
+        }
+        max_waiting = max_waiting.max(out.paths_waiting);
+        gave_up += out.gave_up;
+        arrivals += out.arrivals;
+        last = Some(out);
+    }
+    let last = last.unwrap();
+    eprintln!(
+        "soak: worst p99 overlap {worst_p99:.4}, stuck at end {}, max waiting {max_waiting}, \
+         waiting at end {}, arrivals {arrivals}, goals given up {gave_up}",
+        last.stuck, last.paths_waiting
+    );
+    // Every path request is eventually served: none dropped, none left waiting.
+    assert_eq!(last.paths_waiting, 0);
+    // Not asserted yet (the world issue's open part): wanderers abandon far more goals
+    // than they reach here (jams where opposing streams meet at wall corners); the figures
+    // are printed above and recorded in the README.
+    assert!(worst_p99 <= 0.01, "p99 overlap reached {worst_p99}");
+    assert!(last.stuck <= 10, "{} of 2000 stuck at the end", last.stuck);
+}

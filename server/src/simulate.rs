@@ -1,0 +1,256 @@
+//! `server simulate`: the world run headless, as fast as possible, with a real clock.
+//!
+//! The first tick's inputs spawn every body: NPCs (`Brain::Wander`) and player characters
+//! (`Brain::Idle`) at uniformly random walkable points kept clear of walls and of each
+//! other where there is room. Every few simulated seconds each player gets a `MoveTo` to a
+//! random point of its own island, as a client would send. Each tick is timed around
+//! [`World::step_timed`], and the world's phases with a [`PhaseClock`] on
+//! [`Instant`].
+
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use navmesh::{IslandId, Point};
+use sim::{Brain, EntityId, Input, Kind, PhaseClock, Vec2, World, WorldConfig};
+
+use crate::figures::{Setup, Tally, ticks_per_second};
+use crate::load::load;
+use crate::progress::Progress;
+use crate::sample::{PointSampler, Rng, SpawnPlacer};
+use crate::svg::render_frame;
+
+/// Most NPCs, and most players, one run accepts.
+const MAX_BODIES: u64 = 1_000_000;
+/// Longest run accepted, simulated seconds (one day).
+const MAX_SECONDS: f64 = 86_400.0;
+/// NPC and player body radius, metres.
+const RADIUS_M: f32 = 0.4;
+/// NPC walking speed, metres per second.
+const NPC_SPEED_MPS: f32 = 1.5;
+/// Player walking speed, metres per second.
+const PLAYER_SPEED_MPS: f32 = 1.5;
+/// A player's next walk order comes this many ticks after the last (2 to 5 s).
+const PLAYER_ORDER_TICKS: (u64, u64) = (40, 100);
+
+/// The command's arguments.
+pub(crate) struct SimulateArgs {
+    /// Navmesh file or map.
+    pub(crate) map: PathBuf,
+    /// NPCs to spawn.
+    pub(crate) npcs: u64,
+    /// Simulated seconds.
+    pub(crate) seconds: f64,
+    /// Seed of this program's generator and of the world's.
+    pub(crate) seed: u64,
+    /// Player characters to spawn.
+    pub(crate) players: u64,
+    /// JSON report path.
+    pub(crate) report: Option<PathBuf>,
+    /// SVG picture path.
+    pub(crate) svg: Option<PathBuf>,
+}
+
+/// The phase clock: time since the run started, from [`Instant`].
+struct WallClock(Instant);
+
+impl PhaseClock for WallClock {
+    fn now(&self) -> Duration {
+        self.0.elapsed()
+    }
+}
+
+/// A player character and when it gets its next order.
+struct Player {
+    id: EntityId,
+    island: IslandId,
+    next_order: u64,
+}
+
+/// Checks the numbers and returns the number of ticks to run.
+fn check_args(args: &SimulateArgs) -> Result<u64> {
+    ensure!(
+        args.npcs <= MAX_BODIES,
+        "--npcs must be at most {MAX_BODIES}, got {}",
+        args.npcs
+    );
+    ensure!(
+        args.players <= MAX_BODIES,
+        "--players must be at most {MAX_BODIES}, got {}",
+        args.players
+    );
+    let s = args.seconds;
+    ensure!(
+        s.is_finite() && s > 0.0 && s <= MAX_SECONDS,
+        "--seconds must be a finite number above 0 and at most {MAX_SECONDS}, got {s}"
+    );
+    Ok(((s * ticks_per_second()).round() as u64).max(1))
+}
+
+/// Creates an output file now, so a bad path fails before the run rather than after it.
+fn create(path: &Option<PathBuf>) -> Result<Option<(File, &Path)>> {
+    path.as_deref()
+        .map(|p| {
+            File::create(p)
+                .with_context(|| format!("cannot write {}", p.display()))
+                .map(|f| (f, p))
+        })
+        .transpose()
+}
+
+fn write_out(out: Option<(File, &Path)>, text: &str) -> Result<()> {
+    if let Some((mut file, path)) = out {
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.flush())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs the command: loads the map, runs the world, prints the table, writes the files.
+pub(crate) fn run(args: &SimulateArgs) -> Result<()> {
+    let ticks = check_args(args)?;
+    let loaded = load(&args.map)?;
+    let report_file = create(&args.report)?;
+    let svg_file = create(&args.svg)?;
+    let mesh = Arc::new(loaded.mesh);
+    let sampler = PointSampler::new(&mesh);
+    if sampler.area().is_nan() || sampler.area() <= 0.0 {
+        bail!("{}: the mesh has no walkable area", args.map.display());
+    }
+
+    // Spawns, all in the first tick.
+    let mut rng = Rng::new(args.seed);
+    let mut placer = SpawnPlacer::new(&sampler, f64::from(RADIUS_M));
+    let total = args.npcs + args.players;
+    let mut spawns = Vec::with_capacity(total as usize);
+    let mut player_islands = Vec::with_capacity(args.players as usize);
+    for i in 0..total {
+        let Some((p, island)) = placer.place(&mut rng) else {
+            bail!("{}: the mesh has no walkable area", args.map.display());
+        };
+        let npc = i < args.npcs;
+        if !npc {
+            player_islands.push(island);
+        }
+        spawns.push(Input::Spawn {
+            kind: if npc { Kind::Npc } else { Kind::Player },
+            pos: to_vec(p),
+            radius_m: RADIUS_M,
+            speed_mps: if npc { NPC_SPEED_MPS } else { PLAYER_SPEED_MPS },
+            brain: if npc { Brain::Wander } else { Brain::Idle },
+        });
+    }
+
+    let mut world = World::new(WorldConfig::default(), Arc::clone(&mesh), args.seed);
+    let clock = WallClock(Instant::now());
+    let mut tally = Tally::with_capacity(ticks as usize);
+    let mut progress = Progress::new(ticks);
+    let mut players: Vec<Player> = Vec::new();
+    let mut inputs: Vec<Input> = Vec::new();
+    for k in 0..ticks {
+        inputs.clear();
+        if k == 0 {
+            inputs.append(&mut spawns);
+        }
+        for player in &mut players {
+            if player.next_order <= k {
+                if let Some(goal) = sampler.on_island(player.island, &mut rng) {
+                    inputs.push(Input::MoveTo(player.id, to_vec(goal)));
+                }
+                player.next_order = k + rng.range(PLAYER_ORDER_TICKS.0, PLAYER_ORDER_TICKS.1);
+            }
+        }
+        let start = Instant::now();
+        let out = world.step_timed(&inputs, &clock);
+        let elapsed = start.elapsed();
+        if k == 0 {
+            ensure!(
+                out.spawned.len() as u64 == total,
+                "the world spawned {} of {total} bodies",
+                out.spawned.len()
+            );
+            players = out.spawned[args.npcs as usize..]
+                .iter()
+                .zip(&player_islands)
+                .map(|(&id, &island)| Player {
+                    id,
+                    island,
+                    next_order: 1,
+                })
+                .collect();
+        }
+        tally.add(elapsed, out);
+        progress.update(k + 1);
+    }
+    progress.finish();
+
+    let report = tally.report(Setup {
+        map: args.map.display().to_string(),
+        map_origin: loaded.origin,
+        triangles: mesh.triangle_count(),
+        islands: mesh.island_count(),
+        walkable_area_m2: sampler.area(),
+        seed: args.seed,
+        npcs: args.npcs,
+        players: args.players,
+        spawn_blocked: placer.blocked,
+        bodies_end: world.bodies().count(),
+    });
+    print!("{}", report.table());
+    if report_file.is_some() {
+        let json = serde_json::to_string_pretty(&report).context("cannot encode the report")?;
+        write_out(report_file, &(json + "\n"))?;
+    }
+    if svg_file.is_some() {
+        write_out(svg_file, &render_frame(&mesh, &world))?;
+    }
+    Ok(())
+}
+
+fn to_vec(p: Point) -> Vec2 {
+    Vec2::new(p.x as f32, p.y as f32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(npcs: u64, players: u64, seconds: f64) -> SimulateArgs {
+        SimulateArgs {
+            map: PathBuf::from("x.json"),
+            npcs,
+            seconds,
+            seed: 1,
+            players,
+            report: None,
+            svg: None,
+        }
+    }
+
+    #[test]
+    fn ticks_from_seconds() {
+        assert_eq!(check_args(&args(1, 0, 2.0)).unwrap(), 40);
+        assert_eq!(check_args(&args(1, 0, 0.001)).unwrap(), 1);
+        assert_eq!(check_args(&args(0, 0, 20.0)).unwrap(), 400);
+    }
+
+    #[test]
+    fn bad_numbers_are_refused() {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e9] {
+            let err = check_args(&args(1, 0, bad)).unwrap_err().to_string();
+            assert!(err.contains("--seconds"), "{err}");
+        }
+        let err = check_args(&args(1_000_001, 0, 1.0))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--npcs"), "{err}");
+        let err = check_args(&args(1, 1_000_001, 1.0))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--players"), "{err}");
+    }
+}
