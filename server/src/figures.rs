@@ -89,6 +89,9 @@ pub(crate) struct Report {
     pub(crate) stuck_max: usize,
     /// Goals reached, summed over all ticks.
     pub(crate) arrivals_total: u64,
+    /// Goals wandering NPCs gave up (no progress along their path for half the stuck
+    /// time), summed over ticks: the crowd's congestion figure.
+    pub(crate) gave_up_total: u64,
     /// Path requests served, summed over all ticks.
     pub(crate) paths_served_total: u64,
     /// Most path requests waiting at the end of a tick.
@@ -109,6 +112,7 @@ pub(crate) struct Tally {
     in_walls_max: (usize, u64),
     stuck_max: usize,
     arrivals: u64,
+    gave_up: u64,
     served: u64,
     waiting_max: usize,
     invalid: u64,
@@ -140,6 +144,7 @@ impl Tally {
         }
         self.stuck_max = self.stuck_max.max(out.stuck);
         self.arrivals += out.arrivals as u64;
+        self.gave_up += out.gave_up as u64;
         self.served += out.paths_served as u64;
         self.waiting_max = self.waiting_max.max(out.paths_waiting);
         self.invalid += out.invalid_inputs as u64;
@@ -219,6 +224,7 @@ impl Tally {
             stuck_end: last.stuck,
             stuck_max: self.stuck_max,
             arrivals_total: self.arrivals,
+            gave_up_total: self.gave_up,
             paths_served_total: self.served,
             paths_waiting_max: self.waiting_max,
             paths_waiting_end: last.paths_waiting,
@@ -336,7 +342,11 @@ impl Report {
             "at the end       {} circling, {} repulsed, {} stuck (max stuck {})",
             r.circling_end, r.repulsed_end, r.stuck_end, r.stuck_max
         );
-        let _ = writeln!(s, "arrivals         {}", r.arrivals_total);
+        let _ = writeln!(
+            s,
+            "arrivals         {} (goals given up in jams: {})",
+            r.arrivals_total, r.gave_up_total
+        );
         let _ = writeln!(
             s,
             "path requests    {} served, max {} waiting, {} waiting at the end",
