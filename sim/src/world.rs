@@ -85,6 +85,14 @@ pub struct World {
     near_walls: Vec<usize>,
     corners: Vec<Point>,
     positions: Vec<Option<Vec2>>,
+    /// Each slot's decided (or current) next position and radius, densely, for the
+    /// neighbour tests of the circling phase (`r < 0`: empty slot).
+    next_discs: Vec<[f32; 3]>,
+    /// Deepest overlap per live body from the last survey (scratch).
+    survey_overlap: Vec<f32>,
+    /// The grid and the overlap flags describe the current positions (set by a survey,
+    /// cleared by anything that moves, adds, removes or re-walls bodies).
+    contacts_fresh: bool,
     out: StepOutput,
 }
 
@@ -163,6 +171,9 @@ impl World {
             near_walls: Vec::new(),
             corners: Vec::new(),
             positions: Vec::new(),
+            next_discs: Vec::new(),
+            survey_overlap: Vec::new(),
+            contacts_fresh: false,
             out: StepOutput::default(),
         }
     }
@@ -359,6 +370,7 @@ impl World {
                     }
                 };
                 self.slots[index].body = Some(body);
+                self.contacts_fresh = false;
                 self.max_radius = self.max_radius.max(*radius_m);
                 let id = self.id_of(index);
                 self.out.spawned.push(id);
@@ -371,6 +383,7 @@ impl World {
                 let slot = &mut self.slots[id.index as usize];
                 slot.body = None;
                 slot.generation = slot.generation.wrapping_add(1);
+                self.contacts_fresh = false;
                 self.free.push(id.index);
                 true
             }
@@ -416,6 +429,7 @@ impl World {
             Input::SetDoor { door, closed } => match self.doors_closed.get_mut(*door) {
                 Some(state) => {
                     *state = *closed;
+                    self.contacts_fresh = false;
                     true
                 }
                 None => false,
@@ -628,6 +642,30 @@ impl World {
 
     /// Phase 5: broad phase, and which bodies already overlap a body or a wall.
     pub fn find_contacts(&mut self) {
+        // The previous tick's figures surveyed these same positions, unless an input added,
+        // removed or re-walled something since.
+        if !self.contacts_fresh {
+            self.survey();
+        }
+        self.contacts_fresh = false;
+        for slot in &mut self.slots {
+            if let Some(b) = slot.body.as_mut() {
+                b.next_pos = b.pos;
+            }
+        }
+        self.next_discs.clear();
+        self.next_discs.extend(self.slots.iter().map(|s| {
+            s.body
+                .as_ref()
+                .map_or([0.0, 0.0, -1.0], |b| [b.pos.x, b.pos.y, b.ball.radius])
+        }));
+    }
+
+    /// Rebuilds the broad phase on the current positions and classifies every body: its
+    /// deepest overlap with another body (fraction of the smaller radius, into
+    /// `survey_overlap`), whether it counts as overlapping something (the repulsion phase's
+    /// input), and how many bodies reach more than 1% of their radius into a wall.
+    fn survey(&mut self) -> usize {
         self.positions.clear();
         self.positions
             .extend(self.slots.iter().map(|s| s.body.as_ref().map(|b| b.pos)));
@@ -639,36 +677,49 @@ impl World {
             cell,
             &self.positions,
         );
+        self.survey_overlap.clear();
+        let mut in_walls = 0;
         for i in 0..self.slots.len() {
             let Some(b) = self.slots[i].body.as_ref() else {
                 continue;
             };
             let (pos, ball) = (b.pos, b.ball);
-            let mut overlapping =
-                self.wall_depth(pos, ball.radius) > OVERLAP_TOLERANCE * ball.radius;
-            if !overlapping {
-                let reach = ball.radius + self.max_radius;
-                let slots = &self.slots;
-                self.grid.for_each_near(pos, reach, |j| {
+            let mut deepest = 0.0f32;
+            let slots = &self.slots;
+            self.grid
+                .for_each_near(pos, ball.radius + self.max_radius, |j| {
                     if j != i
                         && let Some(o) = slots[j].body.as_ref()
                     {
-                        overlapping |= overlap_depth(pos, &ball, o.pos, &o.ball)
-                            > OVERLAP_TOLERANCE * ball.radius.min(o.ball.radius);
+                        let d = overlap_depth(pos, &ball, o.pos, &o.ball)
+                            / ball.radius.min(o.ball.radius);
+                        deepest = deepest.max(d);
                     }
                 });
+            let wall = self.wall_depth(pos, ball.radius);
+            if wall > 0.01 * ball.radius {
+                in_walls += 1;
             }
+            self.survey_overlap.push(deepest);
             if let Some(b) = self.slots[i].body.as_mut() {
-                b.overlapping = overlapping;
-                b.next_pos = b.pos;
+                b.overlapping =
+                    deepest > OVERLAP_TOLERANCE || wall > OVERLAP_TOLERANCE * ball.radius;
             }
         }
+        self.contacts_fresh = true;
+        in_walls
     }
 
     /// How deep a disc at `pos` reaches into walls and closed doors (0 when clear), and,
     /// when the centre is off the mesh, at least the radius.
     fn wall_depth(&mut self, pos: Vec2, radius: f32) -> f32 {
         let clearance = self.clearance(pos, radius);
+        if clearance >= radius {
+            // A disc clear of every wall is wholly on the mesh or wholly inside an obstacle;
+            // bodies never get wholly inside one (spawns snap to the mesh, walls win), so
+            // the point location is only needed near walls.
+            return 0.0;
+        }
         let mut depth = (radius - clearance).max(0.0);
         if self.mesh.locate(to_point(pos)).is_none() {
             depth = depth.max(radius);
@@ -705,29 +756,29 @@ impl World {
             return false;
         };
         let ball = b.ball;
-        let reach = ball.radius + self.max_radius + 1.0;
-        let slots = &self.slots;
+        // Bodies within reach of the destination: radii plus this tick's longest step.
+        let reach = ball.radius + self.max_radius + (to - from).length();
+        let discs = &self.next_discs;
         let mut free = true;
         self.grid.for_each_near(to, reach, |j| {
-            if !free || j == i {
+            let [x, y, r] = discs[j];
+            if !free || j == i || r < 0.0 {
                 return;
             }
-            if let Some(o) = slots[j].body.as_ref() {
-                let depth_after = overlap_depth(to, &ball, o.next_pos, &o.ball);
-                if depth_after > 0.0
-                    && depth_after > overlap_depth(from, &ball, o.next_pos, &o.ball)
-                {
-                    free = false;
-                }
+            let other = Vec2::new(x, y);
+            // Cheap reject before the exact parry2d contact.
+            let sum = ball.radius + r;
+            if (to - other).length_squared() >= sum * sum {
+                return;
+            }
+            let other_ball = Ball::new(r);
+            let depth_after = overlap_depth(to, &ball, other, &other_ball);
+            if depth_after > 0.0 && depth_after > overlap_depth(from, &ball, other, &other_ball) {
+                free = false;
             }
         });
         if !free {
             return false;
-        }
-        // Hot path: a disc clear of every wall and closed door needs no point location (a
-        // step this short cannot carry a centre from the mesh to deep inside an obstacle).
-        if self.clearance(to, ball.radius) >= ball.radius {
-            return true;
         }
         let after = self.wall_depth(to, ball.radius);
         after <= 0.0 || after <= self.wall_depth(from, ball.radius)
@@ -812,6 +863,7 @@ impl World {
                     b.motion = Motion::Circling;
                 }
             }
+            self.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
             // Leaving the circling state: recompute the static path (PAPER §2.2 step 6).
             // Project decision: only when circling took the body out of sight of its next
             // corner; otherwise the path it has is still the shortest way on, and replanning
@@ -876,6 +928,7 @@ impl World {
             b.motion = Motion::Repulsed;
             if let Some(dir) = dir {
                 b.next_pos = pos + dir * (speed * DT_SECS);
+                self.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
             }
         }
     }
@@ -972,41 +1025,8 @@ impl World {
 
     /// Overlap and wall figures at the tick's end.
     fn take_figures(&mut self) {
-        self.positions.clear();
-        self.positions
-            .extend(self.slots.iter().map(|s| s.body.as_ref().map(|b| b.pos)));
-        let bounds = self.mesh.bounds();
-        let cell = (2.0 * self.max_radius).max(1.0);
-        self.grid.rebuild(
-            to_vec(bounds.min),
-            to_vec(bounds.max),
-            cell,
-            &self.positions,
-        );
-        let mut per_body = Vec::new();
-        let mut in_walls = 0;
-        for i in 0..self.slots.len() {
-            let Some(b) = self.slots[i].body.as_ref() else {
-                continue;
-            };
-            let (pos, ball) = (b.pos, b.ball);
-            let mut deepest = 0.0f32;
-            let slots = &self.slots;
-            self.grid
-                .for_each_near(pos, ball.radius + self.max_radius, |j| {
-                    if j != i
-                        && let Some(o) = slots[j].body.as_ref()
-                    {
-                        let d = overlap_depth(pos, &ball, o.pos, &o.ball)
-                            / ball.radius.min(o.ball.radius);
-                        deepest = deepest.max(d);
-                    }
-                });
-            per_body.push(deepest);
-            if self.wall_depth(pos, ball.radius) > 0.01 * ball.radius {
-                in_walls += 1;
-            }
-        }
+        let in_walls = self.survey();
+        let mut per_body = std::mem::take(&mut self.survey_overlap);
         per_body.sort_by(f32::total_cmp);
         self.out.max_overlap = per_body.last().copied().unwrap_or(0.0);
         self.out.p99_overlap = if per_body.is_empty() {
@@ -1015,6 +1035,7 @@ impl World {
             per_body[((per_body.len() - 1) as f32 * 0.99).round() as usize]
         };
         self.out.bodies_in_walls = in_walls;
+        self.survey_overlap = per_body;
     }
 }
 
