@@ -819,6 +819,12 @@ impl World {
                 continue;
             }
             let (pos, want, heading) = (b.pos, b.want, b.heading);
+            // Project decision: a body walking in a direction (a player holding a key)
+            // slides along what blocks it, at most 90° off its direction, and never turns
+            // back; circling around to the far side is for bodies walking to a goal.
+            let steered = b.direction.is_some();
+            let max_angle = if steered { 90.0 } else { 180.0 };
+            let heading = if steered { None } else { heading };
             let speed = want.length();
             if speed == 0.0 {
                 if let Some(b) = self.slots[i].body.as_mut() {
@@ -844,7 +850,7 @@ impl World {
                 } else {
                     let mut found = None;
                     let mut a = step_deg;
-                    while a <= 180.0 && found.is_none() {
+                    while a <= max_angle && found.is_none() {
                         for cand in [rotate(d, -a), rotate(d, a)] {
                             if self.is_free(i, pos, pos + cand * step) {
                                 found = Some((cand, true));

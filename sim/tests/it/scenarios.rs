@@ -316,3 +316,51 @@ fn soak_wandering_crowd_on_a_real_map() {
     assert!(worst_p99 <= 0.01, "p99 overlap reached {worst_p99}");
     assert!(last.stuck <= 10, "{} of 2000 stuck at the end", last.stuck);
 }
+
+#[test]
+fn player_walking_in_a_direction_stops_at_the_wall() {
+    let mut world = World::new(WorldConfig::default(), polygon_mesh(CORRIDOR), 2);
+    let out = world.step(&[Input::Spawn {
+        kind: Kind::Player,
+        pos: Vec2::new(15.0, 1.5),
+        radius_m: 0.4,
+        speed_mps: 2.0,
+        brain: Brain::Idle,
+    }]);
+    let id = out.spawned[0];
+    world.step(&[Input::MoveInDirection(id, Vec2::new(1.0, 0.2))]);
+    for _ in 0..200 {
+        let out = world.step(&[]);
+        assert_eq!(out.bodies_in_walls, 0);
+    }
+    let (pos, _, _) = world.body(id).unwrap();
+    // Pressed into the corner at the far end, touching but not entering the walls.
+    assert!(pos.x > 19.0 && pos.x <= 19.6 + 1e-3, "x = {}", pos.x);
+    assert!(pos.y > 2.0 && pos.y <= 2.6 + 1e-3, "y = {}", pos.y);
+    world.step(&[Input::Stop(id)]);
+    let before = world.body(id).unwrap().0;
+    world.step(&[]);
+    assert_eq!(world.body(id).unwrap().0, before);
+}
+
+#[test]
+fn patrol_visits_its_points_in_turn() {
+    let points = vec![Vec2::new(3.0, 1.5), Vec2::new(17.0, 1.5)];
+    let mut world = World::new(WorldConfig::default(), polygon_mesh(CORRIDOR), 4);
+    let id = world
+        .step(&[npc(10.0, 1.5, 0.4, Brain::Patrol(points.clone()))])
+        .spawned[0];
+    let mut visits = Vec::new();
+    for _ in 0..1200 {
+        world.step(&[]);
+        let (pos, _, _) = world.body(id).unwrap();
+        for (k, p) in points.iter().enumerate() {
+            if (pos - *p).length() < 0.3 && visits.last() != Some(&k) {
+                visits.push(k);
+            }
+        }
+    }
+    // 60 s at 1.5 m/s over a 14 m leg: at least four legs, alternating.
+    assert!(visits.len() >= 4, "visits {visits:?}");
+    assert!(visits.windows(2).all(|w| w[0] != w[1]));
+}
