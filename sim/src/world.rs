@@ -48,6 +48,8 @@ struct Body {
     path_pending: bool,
     /// The circling heading `d` (PAPER §2.2), while circling.
     heading: Option<Vec2>,
+    /// Consecutive ticks this body has yielded right of way.
+    yield_ticks: u32,
     motion: Motion,
     patrol_next: usize,
     best_goal_dist: f32,
@@ -354,6 +356,7 @@ impl World {
                     corner: 0,
                     path_pending: false,
                     heading: None,
+                    yield_ticks: 0,
                     motion: Motion::Idle,
                     patrol_next: 0,
                     best_goal_dist: f32::INFINITY,
@@ -799,6 +802,28 @@ impl World {
         after <= 0.0 || after <= self.wall_depth(from, ball.radius)
     }
 
+    /// The body (other than `i`) that a move of `i` from `from` to `to` would push into
+    /// most deeply, if any.
+    fn first_blocker(&self, i: usize, from: Vec2, to: Vec2) -> Option<usize> {
+        let ball = self.slots[i].body.as_ref()?.ball;
+        let reach = ball.radius + self.max_radius + (to - from).length();
+        let discs = &self.next_discs;
+        let mut worst: Option<(f32, usize)> = None;
+        self.grid.for_each_near(to, reach, |j| {
+            let [x, y, r] = discs[j];
+            if j == i || r < 0.0 {
+                return;
+            }
+            let other = Vec2::new(x, y);
+            let depth = ball.radius + r - (to - other).length();
+            let before = ball.radius + r - (from - other).length();
+            if depth > 0.0 && depth > before && worst.is_none_or(|(d, _)| depth > d) {
+                worst = Some((depth, j));
+            }
+        });
+        worst.map(|(_, j)| j)
+    }
+
     /// Phase 6: predicted moves, and PAPER §2.2 circling for bodies whose move collides.
     ///
     /// Bodies are decided in id order; each is tested against the already decided next
@@ -840,6 +865,33 @@ impl World {
             let d0 = want / speed;
             let step = speed * DT_SECS;
             let mut replan = false;
+            // Right of way (project decision): two bodies walking into each other would
+            // both circle and dance; the one with the higher id yields by standing still for
+            // up to a second while the other circles around it.
+            let yielding = !steered && {
+                let blocker = self.first_blocker(i, pos, pos + d0 * step);
+                blocker.is_some_and(|j| {
+                    j < i
+                        && self.slots[j]
+                            .body
+                            .as_ref()
+                            .is_some_and(|o| o.want.dot(pos - o.pos) > 0.0)
+                }) && self.slots[i]
+                    .body
+                    .as_ref()
+                    .is_some_and(|b| b.yield_ticks < 20)
+            };
+            if yielding {
+                if let Some(b) = self.slots[i].body.as_mut() {
+                    b.yield_ticks += 1;
+                    b.next_pos = pos;
+                    b.motion = Motion::Circling;
+                }
+                continue;
+            }
+            if let Some(b) = self.slots[i].body.as_mut() {
+                b.yield_ticks = 0;
+            }
             let chosen = if self.is_free(i, pos, pos + d0 * step) {
                 replan = heading.is_some();
                 Some((d0, false))
