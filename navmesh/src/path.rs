@@ -696,6 +696,15 @@ impl NavMeshQuery {
     fn expand(&mut self, mesh: &NavMesh, goal: Point, radius: f64, node: Node) {
         let tri = node.tri;
         let e = node.edge as usize;
+        // Every successor leaves this triangle, entered through edge `e`.
+        let push = |query: &mut NavMeshQuery,
+                    edge: usize,
+                    left: (Point, bool),
+                    right: (Point, bool),
+                    root: u32,
+                    g: f64| {
+            query.push_successor(mesh, goal, radius, tri, Some(e), edge, left, right, root, g);
+        };
         let corners = mesh.triangles()[tri.index()];
         let pts = mesh.triangle_points(tri);
         let root = self.roots[node.root as usize];
@@ -717,18 +726,7 @@ impl NavMeshQuery {
             let other = if e == c { (c + 2) % 3 } else { c };
             for edge in [opposite, other] {
                 let (p, q) = (pts[edge], pts[(edge + 1) % 3]);
-                self.push_successor(
-                    mesh,
-                    goal,
-                    radius,
-                    tri,
-                    Some(e),
-                    edge,
-                    (q, true),
-                    (p, true),
-                    node.root,
-                    node.g,
-                );
+                push(self, edge, (q, true), (p, true), node.root, node.g);
             }
             return;
         }
@@ -813,12 +811,8 @@ impl NavMeshQuery {
         if sa < 1.0 || (sa == 1.0 && sb == 1.0) {
             let hi = sb.min(1.0);
             if hi > sa || (sa == 0.0 || hi == 1.0) {
-                self.push_successor(
-                    mesh,
-                    goal,
-                    radius,
-                    tri,
-                    Some(e),
+                push(
+                    self,
                     lw_edge,
                     (at(sa), sa == 0.0),
                     (at(hi), hi == 1.0),
@@ -830,12 +824,8 @@ impl NavMeshQuery {
         if sb > 1.0 || (sa == 1.0 && sb == 1.0) {
             let lo = sa.max(1.0);
             if sb > lo || (lo == 1.0 || sb == 2.0) {
-                self.push_successor(
-                    mesh,
-                    goal,
-                    radius,
-                    tri,
-                    Some(e),
+                push(
+                    self,
                     wr_edge,
                     (at(lo), lo == 1.0),
                     (at(sb), sb == 2.0),
@@ -861,31 +851,9 @@ impl NavMeshQuery {
             let g = node.g + r.distance(l);
             if let Some(turn) = self.add_root(mesh, lv, node.root, g) {
                 // Edge L-W touches L: the whole edge, and the fan continues around L.
-                self.push_successor(
-                    mesh,
-                    goal,
-                    radius,
-                    tri,
-                    Some(e),
-                    lw_edge,
-                    (l, true),
-                    (w, true),
-                    turn,
-                    g,
-                );
+                push(self, lw_edge, (l, true), (w, true), turn, g);
                 if sa > 1.0 {
-                    self.push_successor(
-                        mesh,
-                        goal,
-                        radius,
-                        tri,
-                        Some(e),
-                        wr_edge,
-                        (w, true),
-                        (at(sa), sa == 2.0),
-                        turn,
-                        g,
-                    );
+                    push(self, wr_edge, (w, true), (at(sa), sa == 2.0), turn, g);
                 }
             }
         }
@@ -894,31 +862,9 @@ impl NavMeshQuery {
             let g = node.g + r.distance(rr);
             if let Some(turn) = self.add_root(mesh, rv, node.root, g) {
                 if sb < 1.0 {
-                    self.push_successor(
-                        mesh,
-                        goal,
-                        radius,
-                        tri,
-                        Some(e),
-                        lw_edge,
-                        (at(sb), sb == 0.0),
-                        (w, true),
-                        turn,
-                        g,
-                    );
+                    push(self, lw_edge, (at(sb), sb == 0.0), (w, true), turn, g);
                 }
-                self.push_successor(
-                    mesh,
-                    goal,
-                    radius,
-                    tri,
-                    Some(e),
-                    wr_edge,
-                    (w, true),
-                    (rr, true),
-                    turn,
-                    g,
-                );
+                push(self, wr_edge, (w, true), (rr, true), turn, g);
             }
         }
     }
