@@ -90,6 +90,10 @@ pub struct World {
     /// Each slot's decided (or current) next position and radius, densely, for the
     /// neighbour tests of the circling phase (`r < 0`: empty slot).
     next_discs: Vec<[f32; 3]>,
+    /// Circling scratch: the current body's neighbours, nearby walls and wall depth.
+    surround_bodies: Vec<usize>,
+    surround_walls: Vec<usize>,
+    surround_from_depth: f32,
     /// Deepest overlap per live body from the last survey (scratch).
     survey_overlap: Vec<f32>,
     /// The grid and the overlap flags describe the current positions (set by a survey,
@@ -174,6 +178,9 @@ impl World {
             corners: Vec::new(),
             positions: Vec::new(),
             next_discs: Vec::new(),
+            surround_bodies: Vec::new(),
+            surround_walls: Vec::new(),
+            surround_from_depth: 0.0,
             survey_overlap: Vec::new(),
             contacts_fresh: false,
             out: StepOutput::default(),
@@ -769,37 +776,63 @@ impl World {
     /// Whether moving body `i` to `to` is free: it must not deepen an overlap with any body
     /// (at its already decided next position) or with a wall. Bodies already overlapping
     /// may separate.
-    fn is_free(&mut self, i: usize, from: Vec2, to: Vec2) -> bool {
-        let Some(b) = self.slots[i].body.as_ref() else {
-            return false;
-        };
-        let ball = b.ball;
-        // Bodies within reach of the destination: radii plus this tick's longest step.
-        let reach = ball.radius + self.max_radius + (to - from).length();
+    ///
+    /// Tests against what [`World::gather_surroundings`] collected for this body.
+    fn is_free(&mut self, i: usize, ball: &Ball, from: Vec2, to: Vec2) -> bool {
         let discs = &self.next_discs;
-        let mut free = true;
-        self.grid.for_each_near(to, reach, |j| {
+        for &j in &self.surround_bodies {
             let [x, y, r] = discs[j];
-            if !free || j == i || r < 0.0 {
-                return;
+            if j == i || r < 0.0 {
+                continue;
             }
             let other = Vec2::new(x, y);
             // Cheap reject before the exact parry2d contact.
             let sum = ball.radius + r;
             if (to - other).length_squared() >= sum * sum {
-                return;
+                continue;
             }
             let other_ball = Ball::new(r);
-            let depth_after = overlap_depth(to, &ball, other, &other_ball);
-            if depth_after > 0.0 && depth_after > overlap_depth(from, &ball, other, &other_ball) {
-                free = false;
+            let depth_after = overlap_depth(to, ball, other, &other_ball);
+            if depth_after > 0.0 && depth_after > overlap_depth(from, ball, other, &other_ball) {
+                return false;
             }
-        });
-        if !free {
-            return false;
         }
-        let after = self.wall_depth(to, ball.radius);
-        after <= 0.0 || after <= self.wall_depth(from, ball.radius)
+        let mut clearance = ball.radius;
+        for &w in &self.surround_walls {
+            clearance = clearance.min(self.walls[w].distance_to_local_point(to, true));
+        }
+        for (d, closed) in self.doors.iter().zip(&self.doors_closed) {
+            if *closed {
+                clearance = clearance.min(d.distance_to_local_point(to, true));
+            }
+        }
+        if clearance >= ball.radius {
+            return true;
+        }
+        let mut after = ball.radius - clearance;
+        if self.mesh.locate(to_point(to)).is_none() {
+            after = ball.radius;
+        }
+        after <= self.surround_from_depth
+    }
+
+    /// Collects, once per body and tick, everything a move of up to `step` from `from`
+    /// could touch: bodies within reach (their discs are read at test time, so decisions
+    /// made meanwhile count) and walls within the radius plus the step. Every candidate
+    /// heading of the circling search is then tested against these short lists.
+    fn gather_surroundings(&mut self, from: Vec2, radius: f32, step: f32) {
+        let reach = radius + self.max_radius + 2.0 * step;
+        let list = &mut self.surround_bodies;
+        list.clear();
+        self.grid.for_each_near(from, reach, |j| list.push(j));
+        let r = f64::from(radius + step);
+        let p = to_point(from);
+        self.mesh.walls_near(
+            p - Point::new(r, r),
+            p + Point::new(r, r),
+            &mut self.surround_walls,
+        );
+        self.surround_from_depth = self.wall_depth(from, radius);
     }
 
     /// The body (other than `i`) that a move of `i` from `from` to `to` would push into
@@ -892,19 +925,24 @@ impl World {
             if let Some(b) = self.slots[i].body.as_mut() {
                 b.yield_ticks = 0;
             }
-            let chosen = if self.is_free(i, pos, pos + d0 * step) {
+            let ball = self.slots[i]
+                .body
+                .as_ref()
+                .map_or(Ball::new(0.0), |b| b.ball);
+            self.gather_surroundings(pos, ball.radius, step);
+            let chosen = if self.is_free(i, &ball, pos, pos + d0 * step) {
                 replan = heading.is_some();
                 Some((d0, false))
             } else {
                 let d = heading.map_or(d0, |d| turn_toward(d, d0, return_deg));
-                if heading.is_some() && self.is_free(i, pos, pos + d * step) {
+                if heading.is_some() && self.is_free(i, &ball, pos, pos + d * step) {
                     Some((d, true))
                 } else {
                     let mut found = None;
                     let mut a = step_deg;
                     while a <= max_angle && found.is_none() {
                         for cand in [rotate(d, -a), rotate(d, a)] {
-                            if self.is_free(i, pos, pos + cand * step) {
+                            if self.is_free(i, &ball, pos, pos + cand * step) {
                                 found = Some((cand, true));
                                 break;
                             }
