@@ -18,7 +18,10 @@
 //!   edges: the part in view becomes successors with the same root; where an interval end is
 //!   a wall vertex, the parts out of view become successors rooted at that vertex (the
 //!   path bends there). This is the funnel algorithm, run on every corridor at once.
-//! - A node whose root has been reached more cheaply since is dropped (root-level pruning).
+//! - A node whose root has been reached more cheaply since, through the same turn (the
+//!   same vertex, entered from the same triangle, bending to the same side), is dropped
+//!   (root-level pruning). Pruning per vertex alone, as first written, lost regions that
+//!   only one of two turns at a vertex opens, and with them whole paths.
 //! - The search stops when the goal itself comes off the open list: its `f` is then the
 //!   exact length and no open node can do better.
 //!
@@ -124,9 +127,9 @@ pub struct NavMeshQuery {
     open: BinaryHeap<Open>,
     start_tris: Vec<TriId>,
     goal_tris: Vec<TriId>,
-    /// Best `g` per vertex as a root, valid where `vertex_stamp` equals `stamp`.
-    vertex_best: Vec<f64>,
-    vertex_stamp: Vec<u32>,
+    /// Best `g` per turn (see [`turn_key`]), valid where `turn_stamp` equals `stamp`.
+    turn_best: Vec<f64>,
+    turn_stamp: Vec<u32>,
     stamp: u32,
     /// Landmark distance bounds of the goal and the start (`[k]` = lower, upper).
     goal_bounds: Vec<(f64, f64)>,
@@ -192,12 +195,21 @@ pub enum SliceStatus {
 
 const NO_VERTEX: u32 = u32::MAX;
 const NO_ROOT: u32 = u32::MAX;
+const NO_KEY: u32 = u32::MAX;
+
+/// Identifies a turn: bending at corner `corner` of triangle `tri`, counter-clockwise
+/// around it (`ccw`, a left turn seen from the parent root) or clockwise.
+fn turn_key(tri: TriId, corner: usize, ccw: bool) -> u32 {
+    tri.0 * 6 + corner as u32 * 2 + u32::from(ccw)
+}
 
 /// A turning point of a partial path: the start, or a wall vertex the path bends around.
 #[derive(Clone, Copy, Debug)]
 struct Root {
     point: Point,
     vertex: u32,
+    /// The turn this root was reached by ([`turn_key`]), or `NO_KEY` for the start.
+    key: u32,
     parent: u32,
     /// Landmark lower bound on the distance from this root to the goal.
     alt: f64,
@@ -402,6 +414,7 @@ impl NavMeshQuery {
         self.roots.push(Root {
             point: start,
             vertex: NO_VERTEX,
+            key: NO_KEY,
             parent: NO_ROOT,
             alt,
         });
@@ -421,14 +434,14 @@ impl NavMeshQuery {
 
     /// A fresh stamp for the per-vertex arrays, sizing them for this mesh.
     fn next_stamp(&mut self, mesh: &NavMesh) {
-        if self.vertex_stamp.len() != mesh.vertices().len() {
-            self.vertex_stamp = vec![0; mesh.vertices().len()];
-            self.vertex_best = vec![f64::INFINITY; mesh.vertices().len()];
+        if self.turn_stamp.len() != mesh.triangle_count() * 6 {
+            self.turn_stamp = vec![0; mesh.triangle_count() * 6];
+            self.turn_best = vec![f64::INFINITY; mesh.triangle_count() * 6];
             self.stamp = 0;
         }
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
-            self.vertex_stamp.fill(0);
+            self.turn_stamp.fill(0);
             self.stamp = 1;
         }
     }
@@ -483,6 +496,7 @@ impl NavMeshQuery {
         self.roots.push(Root {
             point: start,
             vertex: source.0,
+            key: NO_KEY,
             parent: NO_ROOT,
             alt: 0.0,
         });
@@ -529,10 +543,9 @@ impl NavMeshQuery {
             }
             let node = self.nodes[open.index as usize];
             let root = self.roots[node.root as usize];
-            if root.vertex != NO_VERTEX
-                && self.vertex_best[root.vertex as usize] < node.g - length_eps(node.g)
+            if root.key != NO_KEY && self.turn_best[root.key as usize] < node.g - length_eps(node.g)
             {
-                // A shorter way to this node's root was found after it was queued.
+                // A shorter way to this node's turn was found after it was queued.
                 continue;
             }
             self.stats.expanded += 1;
@@ -585,18 +598,27 @@ impl NavMeshQuery {
         }
     }
 
-    /// Records a new root at wall vertex `vertex`, unless it is already reached more
-    /// cheaply (root-level pruning).
-    fn add_root(&mut self, mesh: &NavMesh, vertex: VertId, parent: u32, g: f64) -> Option<u32> {
-        let v = vertex.index();
-        if self.vertex_stamp[v] == self.stamp {
-            if self.vertex_best[v] < g - length_eps(g) {
+    /// Records a new root at wall vertex `vertex` for the turn `key`, unless that turn is
+    /// already reached more cheaply (root-level pruning, per turn: a turn at the same
+    /// vertex from another triangle or to the other side opens another region, so it is
+    /// not dominated).
+    fn add_root(
+        &mut self,
+        mesh: &NavMesh,
+        vertex: VertId,
+        key: u32,
+        parent: u32,
+        g: f64,
+    ) -> Option<u32> {
+        let k = key as usize;
+        if self.turn_stamp[k] == self.stamp {
+            if self.turn_best[k] < g - length_eps(g) {
                 return None;
             }
-            self.vertex_best[v] = self.vertex_best[v].min(g);
+            self.turn_best[k] = self.turn_best[k].min(g);
         } else {
-            self.vertex_stamp[v] = self.stamp;
-            self.vertex_best[v] = g;
+            self.turn_stamp[k] = self.stamp;
+            self.turn_best[k] = g;
         }
         self.record(vertex, g);
         let alt = if self.flood {
@@ -605,8 +627,9 @@ impl NavMeshQuery {
             mesh.landmarks().vertex_bound(vertex, &self.goal_bounds)
         };
         self.roots.push(Root {
-            point: mesh.vertices()[v],
+            point: mesh.vertices()[vertex.index()],
             vertex: vertex.0,
+            key,
             parent,
             alt,
         });
@@ -746,13 +769,17 @@ impl NavMeshQuery {
             } else if left_of_a > 0.0 {
                 if node.left_is_corner && mesh.is_wall_vertex(lv) {
                     let g = node.g + r.distance(l);
-                    if let Some(turn) = self.add_root(mesh, lv, node.root, g) {
+                    if let Some(turn) =
+                        self.add_root(mesh, lv, turn_key(tri, e, true), node.root, g)
+                    {
                         self.push_goal(turn, g + l.distance(goal));
                     }
                 }
             } else if node.right_is_corner && mesh.is_wall_vertex(rv) {
                 let g = node.g + r.distance(rr);
-                if let Some(turn) = self.add_root(mesh, rv, node.root, g) {
+                if let Some(turn) =
+                    self.add_root(mesh, rv, turn_key(tri, (e + 1) % 3, false), node.root, g)
+                {
                     self.push_goal(turn, g + rr.distance(goal));
                 }
             }
@@ -762,13 +789,18 @@ impl NavMeshQuery {
         // L-W, s in [1, 2] on edge W-R. Project the interval's two bounding rays onto it.
         let project = |x: Point| {
             let side = orient(r, x, w);
-            if side < 0.0 {
+            let s = if side < 0.0 {
                 ray_param(r, x, l, w)
             } else if side > 0.0 {
                 1.0 + ray_param(r, x, w, rr)
             } else {
                 1.0
-            }
+            };
+            // A ray through a vertex (grid maps are full of collinear corners) must land on
+            // it exactly, so that the interval end is flagged as that vertex and a path can
+            // bend there; rounding would leave it a hair short and lose the turn.
+            let vertex = s.round();
+            if (s - vertex).abs() < 1e-9 { vertex } else { s }
         };
         let mut sa = project(a);
         let sb = project(b);
@@ -849,7 +881,7 @@ impl NavMeshQuery {
         };
         if node.left_is_corner && sa > 0.0 && taut_left() {
             let g = node.g + r.distance(l);
-            if let Some(turn) = self.add_root(mesh, lv, node.root, g) {
+            if let Some(turn) = self.add_root(mesh, lv, turn_key(tri, e, true), node.root, g) {
                 // Edge L-W touches L: the whole edge, and the fan continues around L.
                 push(self, lw_edge, (l, true), (w, true), turn, g);
                 if sa > 1.0 {
@@ -860,7 +892,9 @@ impl NavMeshQuery {
         // Beyond the right ray, reachable by turning at R.
         if node.right_is_corner && sb < 2.0 && taut_right() {
             let g = node.g + r.distance(rr);
-            if let Some(turn) = self.add_root(mesh, rv, node.root, g) {
+            if let Some(turn) =
+                self.add_root(mesh, rv, turn_key(tri, (e + 1) % 3, false), node.root, g)
+            {
                 if sb < 1.0 {
                     push(self, lw_edge, (at(sb), sb == 0.0), (w, true), turn, g);
                 }

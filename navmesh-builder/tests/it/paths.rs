@@ -15,7 +15,7 @@ use navmesh_builder::pipeline::{SourceKind, build};
 use navmesh_builder::source::grid::{self, GridMap};
 use navmesh_builder::triangulate::RefineParams;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, TestRng, TestRunner};
 
 use crate::reference::{Grid, Reference, doubled, par_map};
 use crate::{Rng, build_map, map_path};
@@ -850,11 +850,18 @@ fn point_in(mesh: &NavMesh, t: usize, u: f64, v: f64) -> Point {
 fn random_queries(name: &str) {
     let mesh = mesh(name);
     let tris = mesh.triangle_count();
-    let mut runner = TestRunner::new(Config {
+    // A fixed seed: CI must be reproducible. (This test once found, with a fresh seed,
+    // a path search that lost turns at vertices a ray passed exactly through; the
+    // fixed-seed cases and the scenario tests cover that now.)
+    let config = Config {
         cases: 64,
         failure_persistence: None,
         ..Config::default()
-    });
+    };
+    let mut runner = TestRunner::new_with_rng(
+        config.clone(),
+        TestRng::deterministic_rng(config.rng_algorithm),
+    );
     let radius = prop_oneof![Just(0.0), 0.0..1.0f64];
     let strategy = (
         (0..tris, 0.0..1.0f64, 0.0..1.0f64),
@@ -918,4 +925,60 @@ fn random_queries_arena_json() {
 #[test]
 fn random_queries_town_json() {
     random_queries("town.json");
+}
+
+/// Regression: a ray from an earlier root passed exactly through a wall vertex, rounding
+/// left the funnel's end a hair short of it, the end was not recognised as the vertex, and
+/// the turn there (the only way on) was lost: the search answered Unreachable.
+#[test]
+fn turn_at_a_vertex_hit_exactly_by_a_funnel_ray_is_found() {
+    let mesh = mesh("movingai/brc202d.map");
+    let (s, g) = (Point::new(326.0, 120.0), Point::new(404.0, 31.0));
+    let mut query = NavMeshQuery::new();
+    let forward = query.find_path(mesh, s, g, 0.0).unwrap();
+    let backward = query.find_path(mesh, g, s, 0.0).unwrap();
+    assert!(
+        (forward.length - backward.length).abs() < 1e-6,
+        "{} vs {}",
+        forward.length,
+        backward.length
+    );
+    assert!(forward.length < 173.85, "{}", forward.length);
+}
+
+/// Shortest paths are symmetric: between wall vertices (where rays pass exactly through
+/// corners most often) and random interior points, forward and backward lengths agree.
+#[test]
+fn paths_between_vertices_are_symmetric_on_lak303d() {
+    let mesh = mesh("movingai/lak303d.map");
+    let mut query = NavMeshQuery::new();
+    let mut rng = crate::Rng::new(5);
+    let n = mesh.triangle_count();
+    let mut pick = |rng: &mut crate::Rng, vertex: bool| {
+        let t = navmesh::TriId(((rng.next_f64() * n as f64) as usize).min(n - 1) as u32);
+        let [a, b, c] = mesh.triangle_points(t);
+        if vertex {
+            return [a, b, c][((rng.next_f64() * 3.0) as usize).min(2)];
+        }
+        let (mut u, mut v) = (rng.next_f64(), rng.next_f64());
+        if u + v > 1.0 {
+            u = 1.0 - u;
+            v = 1.0 - v;
+        }
+        a + (b - a) * u + (c - a) * v
+    };
+    for i in 0..300 {
+        let s = pick(&mut rng, i % 2 == 0);
+        let g = pick(&mut rng, i % 3 == 0);
+        let forward = query.find_path(mesh, s, g, 0.0).map(|p| p.length);
+        let backward = query.find_path(mesh, g, s, 0.0).map(|p| p.length);
+        match (forward, backward) {
+            (Ok(f), Ok(b)) => assert!(
+                (f - b).abs() <= 1e-6 * (1.0 + f),
+                "{s:?} -> {g:?}: {f} vs {b}"
+            ),
+            (Err(_), Err(_)) => {}
+            (f, b) => panic!("{s:?} -> {g:?}: {f:?} one way, {b:?} the other"),
+        }
+    }
 }
