@@ -954,7 +954,7 @@ fn paths_between_vertices_are_symmetric_on_lak303d() {
     let mut query = NavMeshQuery::new();
     let mut rng = crate::Rng::new(5);
     let n = mesh.triangle_count();
-    let mut pick = |rng: &mut crate::Rng, vertex: bool| {
+    let pick = |rng: &mut crate::Rng, vertex: bool| {
         let t = navmesh::TriId(((rng.next_f64() * n as f64) as usize).min(n - 1) as u32);
         let [a, b, c] = mesh.triangle_points(t);
         if vertex {
