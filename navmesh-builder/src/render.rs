@@ -57,10 +57,10 @@ pub fn render_svg_with_paths(mesh: &NavMesh, width_px: f64, paths: &[PathOverlay
     let _ = writeln!(
         svg,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width_px:.0}" height="{height_px:.0}" viewBox="{} {} {} {}">"#,
-        fmt(b.min.x - margin),
-        fmt(b.min.y - margin),
-        fmt(view_w),
-        fmt(view_h)
+        svg_number(b.min.x - margin),
+        svg_number(b.min.y - margin),
+        svg_number(view_w),
+        svg_number(view_h)
     );
     let _ = writeln!(
         svg,
@@ -72,10 +72,10 @@ pub fn render_svg_with_paths(mesh: &NavMesh, width_px: f64, paths: &[PathOverlay
     let _ = writeln!(
         svg,
         r##"<rect x="{}" y="{}" width="{}" height="{}" fill="#404040"/>"##,
-        fmt(b.min.x - margin),
-        fmt(b.min.y - margin),
-        fmt(view_w),
-        fmt(view_h)
+        svg_number(b.min.x - margin),
+        svg_number(b.min.y - margin),
+        svg_number(view_w),
+        svg_number(view_h)
     );
 
     let mut by_island: Vec<String> = vec![String::new(); mesh.island_count() as usize];
@@ -86,12 +86,12 @@ pub fn render_svg_with_paths(mesh: &NavMesh, width_px: f64, paths: &[PathOverlay
         let _ = write!(
             d,
             "M{} {}L{} {}L{} {}Z",
-            fmt(p.x),
-            fmt(p.y),
-            fmt(q.x),
-            fmt(q.y),
-            fmt(r.x),
-            fmt(r.y)
+            svg_number(p.x),
+            svg_number(p.y),
+            svg_number(q.x),
+            svg_number(q.y),
+            svg_number(r.x),
+            svg_number(r.y)
         );
     }
     for (i, d) in by_island.iter().enumerate() {
@@ -99,7 +99,7 @@ pub fn render_svg_with_paths(mesh: &NavMesh, width_px: f64, paths: &[PathOverlay
             svg,
             r##"<path fill="{}" stroke="#ffffff" stroke-opacity="0.6" stroke-width="{}" stroke-linejoin="round" d="{d}"/>"##,
             PALETTE[i % PALETTE.len()],
-            fmt(unit * 0.6)
+            svg_number(unit * 0.6)
         );
     }
     let mut walls = String::new();
@@ -109,16 +109,16 @@ pub fn render_svg_with_paths(mesh: &NavMesh, width_px: f64, paths: &[PathOverlay
         let _ = write!(
             walls,
             "M{} {}L{} {}",
-            fmt(a.x),
-            fmt(a.y),
-            fmt(c.x),
-            fmt(c.y)
+            svg_number(a.x),
+            svg_number(a.y),
+            svg_number(c.x),
+            svg_number(c.y)
         );
     }
     let _ = writeln!(
         svg,
         r##"<path fill="none" stroke="#101010" stroke-width="{}" stroke-linecap="round" d="{walls}"/>"##,
-        fmt(unit * 2.0)
+        svg_number(unit * 2.0)
     );
     for (i, path) in paths.iter().enumerate() {
         draw_path(&mut svg, i, path, unit);
@@ -135,7 +135,7 @@ fn draw_path(svg: &mut String, index: usize, path: &PathOverlay<'_>, unit: f64) 
         Some(points) => format!(
             "{} corners, length {}",
             points.len(),
-            fmt(polyline_length(points))
+            svg_number(polyline_length(points))
         ),
         None => "no path".to_owned(),
     };
@@ -143,11 +143,11 @@ fn draw_path(svg: &mut String, index: usize, path: &PathOverlay<'_>, unit: f64) 
         svg,
         "<g><title>path {}: ({}, {}) to ({}, {}), radius {}: {summary}</title>",
         index + 1,
-        fmt(s.x),
-        fmt(s.y),
-        fmt(g.x),
-        fmt(g.y),
-        fmt(path.radius)
+        svg_number(s.x),
+        svg_number(s.y),
+        svg_number(g.x),
+        svg_number(g.y),
+        svg_number(path.radius)
     );
     match path.points {
         Some(points) if !points.is_empty() => {
@@ -157,33 +157,38 @@ fn draw_path(svg: &mut String, index: usize, path: &PathOverlay<'_>, unit: f64) 
                     d,
                     "{}{} {}",
                     if k == 0 { 'M' } else { 'L' },
-                    fmt(p.x),
-                    fmt(p.y)
+                    svg_number(p.x),
+                    svg_number(p.y)
                 );
             }
             if points.len() == 1 {
                 // A zero-length path: a degenerate segment, so the round caps still show.
-                let _ = write!(d, "L{} {}", fmt(points[0].x), fmt(points[0].y));
+                let _ = write!(
+                    d,
+                    "L{} {}",
+                    svg_number(points[0].x),
+                    svg_number(points[0].y)
+                );
             }
             if path.radius > 0.0 {
                 let _ = writeln!(
                     svg,
                     r#"<path fill="none" stroke="{colour}" stroke-opacity="0.25" stroke-width="{}" stroke-linecap="round" stroke-linejoin="round" d="{d}"/>"#,
-                    fmt(2.0 * path.radius)
+                    svg_number(2.0 * path.radius)
                 );
             }
             let _ = writeln!(
                 svg,
                 r#"<path fill="none" stroke="{colour}" stroke-width="{}" stroke-linecap="round" stroke-linejoin="round" d="{d}"/>"#,
-                fmt(unit * 2.5)
+                svg_number(unit * 2.5)
             );
             for p in &points[1..points.len() - 1] {
                 let _ = writeln!(
                     svg,
                     r#"<circle cx="{}" cy="{}" r="{}" fill="{colour}"/>"#,
-                    fmt(p.x),
-                    fmt(p.y),
-                    fmt(unit * 2.5)
+                    svg_number(p.x),
+                    svg_number(p.y),
+                    svg_number(unit * 2.5)
                 );
             }
         }
@@ -191,13 +196,13 @@ fn draw_path(svg: &mut String, index: usize, path: &PathOverlay<'_>, unit: f64) 
             let _ = writeln!(
                 svg,
                 r#"<path fill="none" stroke="{colour}" stroke-width="{}" stroke-dasharray="{} {}" d="M{} {}L{} {}"/>"#,
-                fmt(unit * 1.5),
-                fmt(unit * 6.0),
-                fmt(unit * 4.0),
-                fmt(s.x),
-                fmt(s.y),
-                fmt(g.x),
-                fmt(g.y)
+                svg_number(unit * 1.5),
+                svg_number(unit * 6.0),
+                svg_number(unit * 4.0),
+                svg_number(s.x),
+                svg_number(s.y),
+                svg_number(g.x),
+                svg_number(g.y)
             );
         }
     }
@@ -205,18 +210,18 @@ fn draw_path(svg: &mut String, index: usize, path: &PathOverlay<'_>, unit: f64) 
     let _ = writeln!(
         svg,
         r##"<circle cx="{}" cy="{}" r="{}" fill="{colour}" stroke="#ffffff" stroke-width="{}"/>"##,
-        fmt(s.x),
-        fmt(s.y),
-        fmt(unit * 6.0),
-        fmt(unit * 1.5)
+        svg_number(s.x),
+        svg_number(s.y),
+        svg_number(unit * 6.0),
+        svg_number(unit * 1.5)
     );
     let _ = writeln!(
         svg,
         r##"<circle cx="{}" cy="{}" r="{}" fill="#ffffff" stroke="{colour}" stroke-width="{}"/>"##,
-        fmt(g.x),
-        fmt(g.y),
-        fmt(unit * 5.0),
-        fmt(unit * 3.0)
+        svg_number(g.x),
+        svg_number(g.y),
+        svg_number(unit * 5.0),
+        svg_number(unit * 3.0)
     );
     svg.push_str("</g>\n");
 }
@@ -229,8 +234,9 @@ fn polyline_length(points: &[Point]) -> f64 {
         .sum()
 }
 
-/// Short decimal text for coordinates: at most three decimals, no trailing zeros.
-fn fmt(v: f64) -> String {
+/// Short decimal text for SVG coordinates: at most three decimals, no trailing zeros, no
+/// negative zero. Shared by every SVG the project writes.
+pub fn svg_number(v: f64) -> String {
     let s = format!("{v:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" {
@@ -254,10 +260,10 @@ mod tests {
 
     #[test]
     fn short_numbers() {
-        assert_eq!(fmt(1.0), "1");
-        assert_eq!(fmt(1.25), "1.25");
-        assert_eq!(fmt(-0.0001), "0");
-        assert_eq!(fmt(2.0 / 3.0), "0.667");
+        assert_eq!(svg_number(1.0), "1");
+        assert_eq!(svg_number(1.25), "1.25");
+        assert_eq!(svg_number(-0.0001), "0");
+        assert_eq!(svg_number(2.0 / 3.0), "0.667");
     }
 
     fn square() -> NavMesh {

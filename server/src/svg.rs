@@ -5,6 +5,7 @@
 //! Every body circle has `class="body …"` and nothing else does, so a picture can be
 //! checked by counting them.
 
+use navmesh_builder::render::svg_number;
 use std::fmt::Write as _;
 
 use navmesh::NavMesh;
@@ -69,7 +70,7 @@ pub(crate) fn render_frame(mesh: &NavMesh, world: &World) -> String {
     let mut counts = [0usize; MOTIONS.len() + 1];
     let mut with_paths: Vec<EntityId> = Vec::new();
     svg.push_str("<g id=\"bodies\" stroke=\"#ffffff\" stroke-opacity=\"0.7\"");
-    let _ = writeln!(svg, " stroke-width=\"{}\">", num(unit * 0.5));
+    let _ = writeln!(svg, " stroke-width=\"{}\">", svg_number(unit * 0.5));
     for (id, kind, pos, radius, motion) in world.bodies() {
         let (class, fill) = match kind {
             Kind::Player => {
@@ -88,9 +89,9 @@ pub(crate) fn render_frame(mesh: &NavMesh, world: &World) -> String {
         let _ = writeln!(
             svg,
             r#"<circle class="body {class}" cx="{}" cy="{}" r="{}" fill="{fill}"/>"#,
-            num(f64::from(pos.x)),
-            num(f64::from(pos.y)),
-            num(f64::from(radius))
+            svg_number(f64::from(pos.x)),
+            svg_number(f64::from(pos.y)),
+            svg_number(f64::from(radius))
         );
     }
     svg.push_str("</g>\n");
@@ -109,11 +110,16 @@ pub(crate) fn render_frame(mesh: &NavMesh, world: &World) -> String {
             svg,
             r#"<g><title>NPC {id}: {} corners left</title><polyline fill="none" stroke="{colour}" stroke-width="{}" stroke-linejoin="round" stroke-linecap="round" points=""#,
             points.len() - 1,
-            num(unit * 2.0)
+            svg_number(unit * 2.0)
         );
         for (i, p) in points.iter().enumerate() {
             let sep = if i == 0 { "" } else { " " };
-            let _ = write!(svg, "{sep}{},{}", num(f64::from(p.x)), num(f64::from(p.y)));
+            let _ = write!(
+                svg,
+                "{sep}{},{}",
+                svg_number(f64::from(p.x)),
+                svg_number(f64::from(p.y))
+            );
         }
         svg.push_str("\"/>");
         if let (Some(first), Some(last)) = (points.first(), points.last()) {
@@ -132,10 +138,10 @@ fn ring(svg: &mut String, at: Vec2, r: f64, colour: &str, width: f64) {
     let _ = write!(
         svg,
         r#"<circle cx="{}" cy="{}" r="{}" fill="none" stroke="{colour}" stroke-width="{}"/>"#,
-        num(f64::from(at.x)),
-        num(f64::from(at.y)),
-        num(r),
-        num(width)
+        svg_number(f64::from(at.x)),
+        svg_number(f64::from(at.y)),
+        svg_number(r),
+        svg_number(width)
     );
 }
 
@@ -163,58 +169,47 @@ fn legend(
     let _ = writeln!(
         svg,
         r##"<g id="legend" font-family="sans-serif" font-size="{}"><rect x="{}" y="{}" width="{}" height="{}" fill="#ffffff" fill-opacity="0.85" stroke="#303030" stroke-width="{}"/>"##,
-        num(font),
-        num(x0),
-        num(y0),
-        num(200.0 * unit),
-        num(height),
-        num(unit)
+        svg_number(font),
+        svg_number(x0),
+        svg_number(y0),
+        svg_number(200.0 * unit),
+        svg_number(height),
+        svg_number(unit)
     );
     let _ = writeln!(
         svg,
         r#"<text x="{}" y="{}" font-weight="bold">tick {} ({} s)</text>"#,
-        num(x0 + pad),
-        num(y0 + line),
+        svg_number(x0 + pad),
+        svg_number(y0 + line),
         world.tick().0,
-        num(world.tick().0 as f64 / crate::figures::ticks_per_second())
+        svg_number(world.tick().0 as f64 / crate::figures::ticks_per_second())
     );
     for (i, (fill, text)) in rows.iter().enumerate() {
         let y = y0 + line * (i as f64 + 2.0);
         let _ = writeln!(
             svg,
             r#"<rect x="{}" y="{}" width="{}" height="{}" rx="{}" fill="{fill}"/><text x="{}" y="{}">{text}</text>"#,
-            num(x0 + pad),
-            num(y - font * 0.8),
-            num(font * 0.8),
-            num(font * 0.8),
-            num(font * 0.4),
-            num(x0 + pad + font * 1.3),
-            num(y)
+            svg_number(x0 + pad),
+            svg_number(y - font * 0.8),
+            svg_number(font * 0.8),
+            svg_number(font * 0.8),
+            svg_number(font * 0.4),
+            svg_number(x0 + pad + font * 1.3),
+            svg_number(y)
         );
     }
     let y = y0 + line * (rows.len() as f64 + 2.0);
     let _ = writeln!(
         svg,
         r#"<path d="M{} {}h{}" stroke="{}" stroke-width="{}"/><text x="{}" y="{}">remaining path (sample)</text></g>"#,
-        num(x0 + pad),
-        num(y - font * 0.4),
-        num(font * 0.8),
+        svg_number(x0 + pad),
+        svg_number(y - font * 0.4),
+        svg_number(font * 0.8),
         PATH_COLOURS[0],
-        num(unit * 2.0),
-        num(x0 + pad + font * 1.3),
-        num(y)
+        svg_number(unit * 2.0),
+        svg_number(x0 + pad + font * 1.3),
+        svg_number(y)
     );
-}
-
-/// Short decimal text: at most three decimals, no trailing zeros.
-fn num(v: f64) -> String {
-    let s = format!("{v:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".to_owned()
-    } else {
-        s.to_owned()
-    }
 }
 
 #[cfg(test)]
@@ -228,9 +223,9 @@ mod tests {
 
     #[test]
     fn short_numbers() {
-        assert_eq!(num(1.0), "1");
-        assert_eq!(num(0.4), "0.4");
-        assert_eq!(num(-0.0001), "0");
+        assert_eq!(svg_number(1.0), "1");
+        assert_eq!(svg_number(0.4), "0.4");
+        assert_eq!(svg_number(-0.0001), "0");
     }
 
     #[test]
