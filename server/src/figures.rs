@@ -22,27 +22,9 @@ pub(crate) struct PhaseShare {
 /// figures are those of the last tick, `_worst`/`_max` the worst over all ticks.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Report {
-    /// The map file as given.
-    pub(crate) map: String,
-    /// Whether it was loaded or built, and how long that took.
-    pub(crate) map_origin: String,
-    /// Mesh triangles.
-    pub(crate) triangles: usize,
-    /// Mesh islands.
-    pub(crate) islands: u32,
-    /// Walkable area, square metres.
-    pub(crate) walkable_area_m2: f64,
-    /// The `--seed`.
-    pub(crate) seed: u64,
-    /// NPCs spawned.
-    pub(crate) npcs: u64,
-    /// Player characters spawned.
-    pub(crate) players: u64,
-    /// Spawn points that stayed within a body radius of a wall or another body after every
-    /// try (spawned anyway).
-    pub(crate) spawn_blocked: usize,
-    /// Live bodies after the last tick.
-    pub(crate) bodies_end: usize,
+    /// The run's setup (map, seed, bodies), flattened into the report's fields.
+    #[serde(flatten)]
+    pub(crate) setup: Setup,
     /// Ticks run.
     pub(crate) ticks: u64,
     /// Simulated seconds (ticks × 50 ms).
@@ -183,16 +165,7 @@ impl Tally {
         let simulated_secs = ticks as f64 / ticks_per_second();
         let last = &self.last;
         Report {
-            map: setup.map,
-            map_origin: setup.map_origin,
-            triangles: setup.triangles,
-            islands: setup.islands,
-            walkable_area_m2: setup.walkable_area_m2,
-            seed: setup.seed,
-            npcs: setup.npcs,
-            players: setup.players,
-            spawn_blocked: setup.spawn_blocked,
-            bodies_end: setup.bodies_end,
+            setup,
             ticks,
             simulated_secs,
             busy_secs: busy,
@@ -234,6 +207,7 @@ impl Tally {
 }
 
 /// What the report says about the setup rather than the run.
+#[derive(Clone, Debug, Serialize)]
 pub(crate) struct Setup {
     /// The map file as given.
     pub(crate) map: String,
@@ -286,16 +260,20 @@ impl Report {
         let mut s = String::new();
         let r = self;
         let pct = |x: f64| format!("{:.1}%", x * 100.0);
-        let _ = writeln!(s, "map              {} ({})", r.map, r.map_origin);
+        let _ = writeln!(
+            s,
+            "map              {} ({})",
+            r.setup.map, r.setup.map_origin
+        );
         let _ = writeln!(
             s,
             "mesh             {} triangles, {} islands, {:.0} m² walkable",
-            r.triangles, r.islands, r.walkable_area_m2
+            r.setup.triangles, r.setup.islands, r.setup.walkable_area_m2
         );
         let _ = writeln!(
             s,
             "bodies           {} NPCs + {} players, seed {}, {} spawned blocked (near a wall or body)",
-            r.npcs, r.players, r.seed, r.spawn_blocked
+            r.setup.npcs, r.setup.players, r.setup.seed, r.setup.spawn_blocked
         );
         let _ = writeln!(
             s,
