@@ -1,29 +1,73 @@
-//! `server`: the game server binary. Today it has one command, `simulate`: a headless run
-//! of the 20 Hz world ([`sim::World`]) on a map, as fast as the machine allows, that prints
-//! tick times, each phase's share of them and the world's health figures, and can write
-//! them as JSON and draw the final frame as SVG. Serving clients (`server run`) comes later.
+//! `server`: the game server binary. `server run` serves the world to QUIC clients;
+//! `server simulate` runs the world headless as fast as the machine allows and reports
+//! tick times and the world's health figures.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-
-mod figures;
-mod load;
-mod progress;
-mod sample;
-mod simulate;
-mod svg;
+use server::config::{Config, LogFormat};
+use server::simulate::{self, SimulateArgs};
 
 #[derive(Parser)]
-#[command(version, about = "The game server: runs the world on a map")]
+#[command(
+    version,
+    about = "The game server: runs the world on a map and serves it over QUIC"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// `server run` flags. Each overrides the config file; each also reads an environment
+/// variable (flags win over the environment).
+#[derive(clap::Args)]
+struct RunArgs {
+    /// TOML config file (any setting of the server; see README).
+    #[arg(long, value_name = "FILE", env = "MMO_CONFIG")]
+    config: Option<PathBuf>,
+    /// QUIC address to listen on [default: 127.0.0.1:4433].
+    #[arg(long, value_name = "ADDR:PORT", env = "MMO_LISTEN")]
+    listen: Option<SocketAddr>,
+    /// HTTP address for /metrics, /healthz and /readyz [default: 127.0.0.1:9100].
+    #[arg(long, value_name = "ADDR:PORT", env = "MMO_METRICS_LISTEN")]
+    metrics_listen: Option<SocketAddr>,
+    /// Map: navmesh file, .json polygon map or .map grid map [default: embedded den520d].
+    #[arg(long, value_name = "FILE", env = "MMO_MAP")]
+    map: Option<PathBuf>,
+    /// Wandering NPCs [default: 2000].
+    #[arg(long, value_name = "N", env = "MMO_NPCS")]
+    npcs: Option<u32>,
+    /// PEM certificate chain (with --key) [default: a fresh self-signed certificate].
+    #[arg(long, value_name = "FILE", env = "MMO_CERT", requires = "key")]
+    cert: Option<PathBuf>,
+    /// PEM private key of --cert.
+    #[arg(long, value_name = "FILE", env = "MMO_KEY", requires = "cert")]
+    key: Option<PathBuf>,
+    /// Most sessions at once [default: 2000].
+    #[arg(long, value_name = "N", env = "MMO_MAX_CLIENTS")]
+    max_clients: Option<u32>,
+    /// Most sessions from one IP address [default: 64].
+    #[arg(long, value_name = "N", env = "MMO_MAX_CLIENTS_PER_IP")]
+    max_clients_per_ip: Option<u32>,
+    /// Seed of the spawn generator and the world [default: 1].
+    #[arg(long, value_name = "K", env = "MMO_SEED")]
+    seed: Option<u64>,
+    /// Log format [default: human].
+    #[arg(long, value_enum, env = "MMO_LOG_FORMAT")]
+    log_format: Option<LogFormat>,
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Serve the world to game clients over QUIC until SIGINT or SIGTERM.
+    ///
+    /// With no arguments: the embedded default map with 2,000 wandering NPCs on
+    /// 127.0.0.1:4433, metrics on 127.0.0.1:9100, a fresh self-signed certificate whose
+    /// SHA-256 fingerprint is logged at start. Log level from RUST_LOG (default info).
+    Run(RunArgs),
     /// Run the world headless on a map as fast as possible and report tick times and the
     /// world's health figures.
     ///
@@ -70,8 +114,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> anyhow::Result<()> {
+fn run() -> Result<()> {
     match Cli::parse().command {
+        Command::Run(args) => serve(args),
         Command::Simulate {
             map,
             npcs,
@@ -80,7 +125,7 @@ fn run() -> anyhow::Result<()> {
             players,
             report,
             svg,
-        } => simulate::run(&simulate::SimulateArgs {
+        } => simulate::run(&SimulateArgs {
             map,
             npcs,
             seconds,
@@ -90,4 +135,83 @@ fn run() -> anyhow::Result<()> {
             svg,
         }),
     }
+}
+
+/// The configuration: defaults, then the file, then environment and flags.
+fn config_of(args: RunArgs) -> Result<Config> {
+    let mut config = match &args.config {
+        Some(path) => Config::from_toml_file(path)?,
+        None => Config::default(),
+    };
+    macro_rules! set {
+        ($($field:ident),*) => {
+            $(if let Some(value) = args.$field { config.$field = value; })*
+        };
+    }
+    set!(
+        listen,
+        metrics_listen,
+        npcs,
+        max_clients,
+        max_clients_per_ip,
+        seed,
+        log_format
+    );
+    if args.map.is_some() {
+        config.map = args.map;
+    }
+    if args.cert.is_some() {
+        config.cert = args.cert;
+        config.key = args.key;
+    }
+    config.validate()?;
+    Ok(config)
+}
+
+fn init_logging(format: LogFormat) {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::prelude::*;
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|spec| spec.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(LevelFilter::INFO));
+    let registry = tracing_subscriber::registry().with(filter);
+    match format {
+        LogFormat::Human => registry.with(tracing_subscriber::fmt::layer()).init(),
+        LogFormat::Json => registry
+            .with(tracing_subscriber::fmt::layer().json())
+            .init(),
+    }
+}
+
+fn serve(args: RunArgs) -> Result<()> {
+    let config = config_of(args)?;
+    init_logging(config.log_format);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let running = server::run::start(config).await?;
+        wait_for_signal().await?;
+        running.shutdown().await
+    })
+}
+
+async fn wait_for_signal() -> Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result.context("cannot watch SIGINT")?,
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot watch Ctrl-C")?;
+    tracing::info!("signal received");
+    Ok(())
 }

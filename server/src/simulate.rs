@@ -37,21 +37,21 @@ const PLAYER_SPEED_MPS: f32 = 1.5;
 const PLAYER_ORDER_TICKS: (u64, u64) = (40, 100);
 
 /// The command's arguments.
-pub(crate) struct SimulateArgs {
+pub struct SimulateArgs {
     /// Navmesh file or map.
-    pub(crate) map: PathBuf,
+    pub map: PathBuf,
     /// NPCs to spawn.
-    pub(crate) npcs: u64,
+    pub npcs: u64,
     /// Simulated seconds.
-    pub(crate) seconds: f64,
+    pub seconds: f64,
     /// Seed of this program's generator and of the world's.
-    pub(crate) seed: u64,
+    pub seed: u64,
     /// Player characters to spawn.
-    pub(crate) players: u64,
+    pub players: u64,
     /// JSON report path.
-    pub(crate) report: Option<PathBuf>,
+    pub report: Option<PathBuf>,
     /// SVG picture path.
-    pub(crate) svg: Option<PathBuf>,
+    pub svg: Option<PathBuf>,
 }
 
 /// The phase clock: time since the run started, from [`Instant`].
@@ -111,7 +111,7 @@ fn write_out(out: Option<(File, &Path)>, text: &str) -> Result<()> {
 }
 
 /// Runs the command: loads the map, runs the world, prints the table, writes the files.
-pub(crate) fn run(args: &SimulateArgs) -> Result<()> {
+pub fn run(args: &SimulateArgs) -> Result<()> {
     let ticks = check_args(args)?;
     let loaded = load(&args.map)?;
     let report_file = create(&args.report)?;

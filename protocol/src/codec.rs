@@ -1,0 +1,388 @@
+//! All encoding and decoding: the only module that knows bincode (2.0.x, pinned), so a
+//! later switch of format is a change to this file alone.
+//!
+//! - Encoding: bincode's standard configuration (little endian, variable-length integers:
+//!   values below 251 take one byte), then a size check: bincode enforces its limit only
+//!   when decoding, so every encoder here checks the size it wrote.
+//! - Datagrams: one version byte ([`crate::PROTOCOL_VERSION`], truncated to 8 bits) and the
+//!   bincode body, at most [`MAX_DATAGRAM_BYTES`] in all.
+//! - Control stream frames: a 4-byte big-endian payload length, then the bincode body of
+//!   one message; the length is at most [`MAX_FRAME_BYTES`].
+//! - Decoding: an explicit byte limit (the same maximum) bounds every string, lists grow
+//!   only with the elements actually read (`deserialize_list`), so the input's size bounds
+//!   every allocation; and all bytes must be consumed: trailing bytes are an error, not
+//!   ignored.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use bincode::config::{Configuration, Limit, LittleEndian, Varint};
+use serde::de::{DeserializeOwned, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use thiserror::Error;
+
+use crate::PROTOCOL_VERSION;
+use crate::messages::{ClientDatagram, ClientMessage, ServerDatagram, ServerMessage};
+
+/// Largest control-stream frame payload, bytes.
+pub const MAX_FRAME_BYTES: usize = 4096;
+/// Largest datagram, bytes (version byte included). QUIC's own datagram limit on a typical
+/// path is a little above this (about 1,160–1,200 bytes).
+pub const MAX_DATAGRAM_BYTES: usize = 1200;
+/// Bytes of a datagram before its message body: the version byte.
+pub const DATAGRAM_HEADER_BYTES: usize = 1;
+/// Bytes of a control frame before its payload: the length.
+pub const FRAME_HEADER_BYTES: usize = 4;
+
+/// Memory a decoder may claim for one frame. bincode's limit counts in-memory sizes of
+/// what it allocates (a list of n items claims n × the item's size), not bytes read, so
+/// it sits above the wire limit; the wire limit is checked separately before decoding.
+const FRAME_DECODE_LIMIT: usize = 16 * 1024;
+/// Memory a decoder may claim for one datagram (a snapshot of 1,200 bytes holds at most a
+/// few hundred entities of 24 bytes in memory).
+const DATAGRAM_DECODE_LIMIT: usize = 64 * 1024;
+
+const ENCODE_CONFIG: Configuration<LittleEndian, Varint> = bincode::config::standard();
+const FRAME_CONFIG: Configuration<LittleEndian, Varint, Limit<FRAME_DECODE_LIMIT>> =
+    bincode::config::standard().with_limit::<FRAME_DECODE_LIMIT>();
+const DATAGRAM_CONFIG: Configuration<LittleEndian, Varint, Limit<DATAGRAM_DECODE_LIMIT>> =
+    bincode::config::standard().with_limit::<DATAGRAM_DECODE_LIMIT>();
+
+/// Why a message could not be encoded.
+#[derive(Debug, Error)]
+pub enum EncodeError {
+    /// The message is larger than its channel allows.
+    #[error("message of {size} bytes exceeds the {limit}-byte limit")]
+    TooLarge {
+        /// Encoded size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The encoder failed (a type the format cannot express).
+    #[error("cannot encode message: {0}")]
+    Bincode(String),
+}
+
+/// Why bytes could not be decoded into a message.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum DecodeError {
+    /// An empty datagram.
+    #[error("empty datagram")]
+    Empty,
+    /// More bytes than the channel allows.
+    #[error("{size} bytes exceed the {limit}-byte limit")]
+    TooLarge {
+        /// Size received or announced.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The datagram was written for another protocol version.
+    #[error("datagram of protocol version {got}, expected {expected}")]
+    Version {
+        /// Version byte received.
+        got: u8,
+        /// Version byte expected.
+        expected: u8,
+    },
+    /// The body is not a valid message.
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    /// A valid message followed by bytes that belong to none.
+    #[error("{extra} trailing bytes after the message")]
+    TrailingBytes {
+        /// How many.
+        extra: usize,
+    },
+}
+
+/// A message that travels on the control stream.
+pub trait FrameMessage: Serialize + DeserializeOwned + sealed::Sealed {}
+impl FrameMessage for ClientMessage {}
+impl FrameMessage for ServerMessage {}
+
+/// A message that travels as a datagram.
+pub trait DatagramMessage: Serialize + DeserializeOwned + sealed::Sealed {}
+impl DatagramMessage for ClientDatagram {}
+impl DatagramMessage for ServerDatagram {}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::ClientMessage {}
+    impl Sealed for super::ServerMessage {}
+    impl Sealed for super::ClientDatagram {}
+    impl Sealed for super::ServerDatagram {}
+}
+
+fn version_byte() -> u8 {
+    // Versions are small; the byte is the version modulo 256.
+    (PROTOCOL_VERSION & 0xff) as u8
+}
+
+/// Encodes a datagram: version byte and body, at most [`MAX_DATAGRAM_BYTES`].
+pub fn encode_datagram<M: DatagramMessage>(message: &M) -> Result<Vec<u8>, EncodeError> {
+    let mut out = Vec::with_capacity(64);
+    out.push(version_byte());
+    bincode::serde::encode_into_std_write(message, &mut out, ENCODE_CONFIG)
+        .map_err(|err| EncodeError::Bincode(err.to_string()))?;
+    if out.len() > MAX_DATAGRAM_BYTES {
+        return Err(EncodeError::TooLarge {
+            size: out.len(),
+            limit: MAX_DATAGRAM_BYTES,
+        });
+    }
+    Ok(out)
+}
+
+/// Decodes a datagram written by [`encode_datagram`].
+pub fn decode_datagram<M: DatagramMessage>(bytes: &[u8]) -> Result<M, DecodeError> {
+    let (&version, body) = bytes.split_first().ok_or(DecodeError::Empty)?;
+    if bytes.len() > MAX_DATAGRAM_BYTES {
+        return Err(DecodeError::TooLarge {
+            size: bytes.len(),
+            limit: MAX_DATAGRAM_BYTES,
+        });
+    }
+    if version != version_byte() {
+        return Err(DecodeError::Version {
+            got: version,
+            expected: version_byte(),
+        });
+    }
+    decode_exact(body, DATAGRAM_CONFIG)
+}
+
+/// Encodes a control-stream frame: the 4-byte big-endian length, then the message.
+pub fn encode_frame<M: FrameMessage>(message: &M) -> Result<Vec<u8>, EncodeError> {
+    let mut out = vec![0u8; FRAME_HEADER_BYTES];
+    bincode::serde::encode_into_std_write(message, &mut out, ENCODE_CONFIG)
+        .map_err(|err| EncodeError::Bincode(err.to_string()))?;
+    let payload = out.len() - FRAME_HEADER_BYTES;
+    if payload > MAX_FRAME_BYTES {
+        return Err(EncodeError::TooLarge {
+            size: payload,
+            limit: MAX_FRAME_BYTES,
+        });
+    }
+    // In range: payload <= MAX_FRAME_BYTES.
+    out[..FRAME_HEADER_BYTES].copy_from_slice(&(payload as u32).to_be_bytes());
+    Ok(out)
+}
+
+/// The payload length a frame header announces, checked against [`MAX_FRAME_BYTES`].
+/// A reader calls this on the first four bytes, then reads that many and calls
+/// [`decode_frame_payload`].
+pub fn frame_payload_len(header: [u8; FRAME_HEADER_BYTES]) -> Result<usize, DecodeError> {
+    let len = u32::from_be_bytes(header) as usize;
+    if len > MAX_FRAME_BYTES {
+        return Err(DecodeError::TooLarge {
+            size: len,
+            limit: MAX_FRAME_BYTES,
+        });
+    }
+    if len == 0 {
+        return Err(DecodeError::Malformed("empty frame".to_owned()));
+    }
+    Ok(len)
+}
+
+/// Decodes one frame's payload (the bytes after its header).
+pub fn decode_frame_payload<M: FrameMessage>(payload: &[u8]) -> Result<M, DecodeError> {
+    if payload.len() > MAX_FRAME_BYTES {
+        return Err(DecodeError::TooLarge {
+            size: payload.len(),
+            limit: MAX_FRAME_BYTES,
+        });
+    }
+    decode_exact(payload, FRAME_CONFIG)
+}
+
+/// Splits frames out of a byte stream that arrives in pieces, for readers that are not
+/// async (tests, fuzzing). An error is final: the stream is out of step and must be closed.
+#[derive(Debug, Default)]
+pub struct FrameReader {
+    buffer: Vec<u8>,
+}
+
+impl FrameReader {
+    /// An empty reader.
+    pub fn new() -> FrameReader {
+        FrameReader::default()
+    }
+
+    /// Appends received bytes.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// The next whole frame's message, `Ok(None)` when more bytes are needed.
+    pub fn next_message<M: FrameMessage>(&mut self) -> Result<Option<M>, DecodeError> {
+        let Some(header) = self.buffer.first_chunk::<FRAME_HEADER_BYTES>() else {
+            return Ok(None);
+        };
+        let len = frame_payload_len(*header)?;
+        let end = FRAME_HEADER_BYTES + len;
+        if self.buffer.len() < end {
+            return Ok(None);
+        }
+        let message = decode_frame_payload(&self.buffer[FRAME_HEADER_BYTES..end]);
+        self.buffer.drain(..end);
+        message.map(Some)
+    }
+}
+
+/// The encoded size of a value in the datagram configuration, for budgeting snapshots.
+pub fn encoded_len<T: Serialize>(value: &T) -> usize {
+    let mut counter = CountingWriter(0);
+    // Encoding into a counter cannot fail for the plain data types of this crate; should
+    // it ever, the value counts as too large to fit anywhere.
+    match bincode::serde::encode_into_writer(value, &mut counter, ENCODE_CONFIG) {
+        Ok(()) => counter.0,
+        Err(_) => usize::MAX,
+    }
+}
+
+struct CountingWriter(usize);
+
+impl bincode::enc::write::Writer for CountingWriter {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), bincode::error::EncodeError> {
+        self.0 += bytes.len();
+        Ok(())
+    }
+}
+
+/// Elements a decoded list reserves room for before it has read any, whatever length its
+/// prefix announces.
+const LIST_PREALLOC: usize = 64;
+
+/// Deserializes a list (`#[serde(deserialize_with)]` on every `Vec` field of a message)
+/// without trusting its announced length. Serde's own `Vec` reserves room for the announced
+/// number of elements, up to 1 MiB, before reading any, and bincode's byte limit does not
+/// see that reservation: a 14-byte datagram announcing 2^32 entities cost a 1 MiB
+/// allocation. Here a list reserves at most [`LIST_PREALLOC`] elements and grows only with
+/// elements actually decoded, each of which consumes input bytes, so the input's size
+/// bounds the allocation.
+pub(crate) fn deserialize_list<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct ListVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
+        type Value = Vec<T>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            formatter.write_str("a list")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(LIST_PREALLOC));
+            while let Some(item) = seq.next_element()? {
+                items.push(item);
+            }
+            Ok(items)
+        }
+    }
+
+    deserializer.deserialize_seq(ListVisitor(PhantomData))
+}
+
+fn decode_exact<M: DeserializeOwned, C: bincode::config::Config>(
+    bytes: &[u8],
+    config: C,
+) -> Result<M, DecodeError> {
+    let (message, used) = bincode::serde::decode_from_slice::<M, C>(bytes, config)
+        .map_err(|err| DecodeError::Malformed(err.to_string()))?;
+    if used != bytes.len() {
+        return Err(DecodeError::TrailingBytes {
+            extra: bytes.len() - used,
+        });
+    }
+    Ok(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::{Command, Input};
+
+    #[test]
+    fn datagram_round_trip_and_version_check() {
+        let input = ClientDatagram::Input(Input {
+            seq: 7,
+            ack_tick: Some(1234),
+            command: Command::MoveTo { x: 1.5, y: -2.0 },
+        });
+        let bytes = encode_datagram(&input).expect("encodes");
+        assert_eq!(decode_datagram::<ClientDatagram>(&bytes), Ok(input));
+        let mut wrong = bytes.clone();
+        wrong[0] = wrong[0].wrapping_add(1);
+        assert!(matches!(
+            decode_datagram::<ClientDatagram>(&wrong),
+            Err(DecodeError::Version { .. })
+        ));
+        let mut trailing = bytes;
+        trailing.push(0);
+        assert_eq!(
+            decode_datagram::<ClientDatagram>(&trailing),
+            Err(DecodeError::TrailingBytes { extra: 1 })
+        );
+        assert_eq!(
+            decode_datagram::<ClientDatagram>(&[]),
+            Err(DecodeError::Empty)
+        );
+    }
+
+    #[test]
+    fn frames_split_across_pushes() {
+        let hello = ClientMessage::Hello { version: 1 };
+        let login = ClientMessage::Login {
+            name: "ada".to_owned(),
+            token: None,
+        };
+        let mut stream = encode_frame(&hello).expect("encodes");
+        stream.extend(encode_frame(&login).expect("encodes"));
+        let mut reader = FrameReader::new();
+        let mut got = Vec::new();
+        for byte in &stream {
+            reader.push(std::slice::from_ref(byte));
+            while let Some(message) = reader.next_message::<ClientMessage>().expect("valid stream") {
+                got.push(message);
+            }
+        }
+        assert_eq!(got, vec![hello, login]);
+    }
+
+    #[test]
+    fn oversized_frames_are_refused_both_ways() {
+        let huge = ClientMessage::Login {
+            name: "x".repeat(MAX_FRAME_BYTES),
+            token: None,
+        };
+        assert!(matches!(
+            encode_frame(&huge),
+            Err(EncodeError::TooLarge { .. })
+        ));
+        let header = ((MAX_FRAME_BYTES + 1) as u32).to_be_bytes();
+        assert_eq!(
+            frame_payload_len(header),
+            Err(DecodeError::TooLarge {
+                size: MAX_FRAME_BYTES + 1,
+                limit: MAX_FRAME_BYTES
+            })
+        );
+    }
+
+    #[test]
+    fn encoded_len_matches_encoding() {
+        let input = ClientDatagram::Input(Input {
+            seq: 300,
+            ack_tick: None,
+            command: Command::Stop,
+        });
+        let bytes = encode_datagram(&input).expect("encodes");
+        assert_eq!(encoded_len(&input) + DATAGRAM_HEADER_BYTES, bytes.len());
+    }
+}

@@ -1,0 +1,367 @@
+//! Every message on the wire. Field order is the encoding order (bincode, see
+//! [`crate::codec`]); changing a message means bumping [`crate::PROTOCOL_VERSION`].
+
+use serde::{Deserialize, Serialize};
+
+/// An entity as the wire names it: the world's slot and generation. A despawned entity's
+/// id never names the entity that later reuses its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct NetId {
+    /// Slot in the server's entity set.
+    pub index: u32,
+    /// Generation of the slot.
+    pub generation: u32,
+}
+
+/// A point quantized to whole centimetres (world metres × 100, rounded).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct QPos {
+    /// x in centimetres.
+    pub x_cm: i32,
+    /// y in centimetres.
+    pub y_cm: i32,
+}
+
+impl QPos {
+    /// Quantizes a point in metres (non-finite coordinates become 0; out-of-range ones
+    /// saturate).
+    pub fn from_metres(x_m: f32, y_m: f32) -> QPos {
+        QPos {
+            x_cm: quantize_cm(x_m),
+            y_cm: quantize_cm(y_m),
+        }
+    }
+
+    /// The point in metres.
+    pub fn to_metres(self) -> (f32, f32) {
+        (self.x_cm as f32 / 100.0, self.y_cm as f32 / 100.0)
+    }
+}
+
+/// Metres to whole centimetres, rounded; NaN becomes 0, out-of-range values saturate.
+pub fn quantize_cm(metres: f32) -> i32 {
+    // `as` saturates and maps NaN to 0, which is what a wire format wants.
+    (metres * 100.0).round() as i32
+}
+
+/// Axis-aligned bounds of the map, metres.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bounds {
+    /// Smallest x.
+    pub min_x: f32,
+    /// Smallest y.
+    pub min_y: f32,
+    /// Largest x.
+    pub max_x: f32,
+    /// Largest y.
+    pub max_y: f32,
+}
+
+impl Bounds {
+    /// Whether a point lies inside (edges included).
+    pub fn contains(&self, x: f32, y: f32) -> bool {
+        x >= self.min_x && x <= self.max_x && y >= self.min_y && y <= self.max_y
+    }
+}
+
+/// Whether an entity is an NPC or a player's character.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EntityKind {
+    /// A server-driven character.
+    Npc,
+    /// A player's character.
+    Player,
+}
+
+/// What an entity is doing, for animation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Motion {
+    /// Standing.
+    Idle,
+    /// Walking its path.
+    Moving,
+    /// Waiting for the server to find its path.
+    WaitingForPath,
+    /// Stepping around another body (the paper's circling).
+    Circling,
+    /// Being pushed out of an overlap.
+    Repulsed,
+}
+
+/// Everything a client knows about one entity in view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EntityState {
+    /// Which entity.
+    pub id: NetId,
+    /// NPC or player.
+    pub kind: EntityKind,
+    /// Body radius, centimetres.
+    pub radius_cm: u16,
+    /// Position.
+    pub pos: QPos,
+    /// What it is doing.
+    pub motion: Motion,
+}
+
+/// A changed entity, relative to the snapshot's baseline: a position delta in centimetres
+/// and the motion when it changed. Kind and radius never change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Change {
+    /// Which entity.
+    pub id: NetId,
+    /// x now minus x in the baseline, centimetres.
+    pub dx_cm: i32,
+    /// y now minus y in the baseline, centimetres.
+    pub dy_cm: i32,
+    /// The new motion, when it changed.
+    pub motion: Option<Motion>,
+}
+
+/// What the client sees at one tick, as a delta against a snapshot it acknowledged (or
+/// against nothing). See [`crate::view::View::apply`] for how a client applies it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The server tick this snapshot shows.
+    pub tick: u64,
+    /// The tick of the snapshot this one is a delta against; `None`: against an empty view.
+    pub baseline_tick: Option<u64>,
+    /// Sequence number of the last input of this client that the world has applied.
+    pub last_input_seq: u32,
+    /// Entities that came into view (full state).
+    #[serde(deserialize_with = "crate::codec::deserialize_list")]
+    pub entered: Vec<EntityState>,
+    /// Entities that changed.
+    #[serde(deserialize_with = "crate::codec::deserialize_list")]
+    pub changed: Vec<Change>,
+    /// Entities that left the view.
+    #[serde(deserialize_with = "crate::codec::deserialize_list")]
+    pub left: Vec<NetId>,
+}
+
+/// What the client wants its character to do.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Command {
+    /// Nothing new: the datagram only acknowledges a snapshot.
+    Nothing,
+    /// Walk to a point (metres); the server finds the path.
+    MoveTo {
+        /// x, metres.
+        x: f32,
+        /// y, metres.
+        y: f32,
+    },
+    /// Walk in a direction until told otherwise (any non-zero length).
+    Direction {
+        /// x component.
+        x: f32,
+        /// y component.
+        y: f32,
+    },
+    /// Stop.
+    Stop,
+}
+
+/// A client's input datagram. Inputs are unreliable and the latest wins: the server ignores
+/// an input whose `seq` is not newer than the last one it took.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Input {
+    /// Increases by one with every input the client sends (wrapping is not supported: a
+    /// session that sends 2^32 inputs ends).
+    pub seq: u32,
+    /// The newest snapshot tick the client has received and applied, so the server can
+    /// delta-encode against it.
+    pub ack_tick: Option<u64>,
+    /// What to do.
+    pub command: Command,
+}
+
+/// Client → server, on the control stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ClientMessage {
+    /// First frame, always: the protocol version the client speaks. This variant stays
+    /// first and keeps its shape in every version, so a mismatch is always detectable.
+    Hello {
+        /// [`crate::PROTOCOL_VERSION`] of the client.
+        version: u16,
+    },
+    /// Second frame: who is playing.
+    Login {
+        /// Display name, 1–32 characters.
+        name: String,
+        /// An access token, when the server requires one.
+        token: Option<String>,
+    },
+    /// Asks for a [`ServerMessage::Pong`] with the same nonce.
+    Ping {
+        /// Echoed back.
+        nonce: u64,
+    },
+    /// Answers a [`ServerMessage::Ping`].
+    Pong {
+        /// The ping's nonce.
+        nonce: u64,
+    },
+    /// The client is leaving; the server removes its character.
+    Leave,
+}
+
+/// The answer to a successful login.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Welcome {
+    /// The server's protocol version.
+    pub version: u16,
+    /// The client's character.
+    pub entity: NetId,
+    /// Ticks (and snapshots) per second.
+    pub tick_rate_hz: u16,
+    /// Name of the map being served.
+    pub map_id: String,
+    /// The map's bounds; inputs outside are rejected.
+    pub bounds: Bounds,
+    /// Entities within this distance of the character are in view, metres.
+    pub view_radius_m: f32,
+}
+
+/// Something that happened, sent on the control stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Event {
+    /// The server is shutting down; the connection closes after this many milliseconds.
+    ShuttingDown {
+        /// Grace period, milliseconds.
+        grace_ms: u32,
+    },
+    /// Messages from this client were invalid and dropped; after
+    /// [`crate::MAX_INVALID_MESSAGES`] in total the server disconnects.
+    InvalidInput {
+        /// Invalid messages so far in this session.
+        count: u32,
+        /// What was wrong with the latest one.
+        reason: String,
+    },
+}
+
+/// Server → client, on the control stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ServerMessage {
+    /// Login accepted.
+    Welcome(Welcome),
+    /// Something happened.
+    Event(Event),
+    /// Asks for a [`ClientMessage::Pong`].
+    Ping {
+        /// Echo it back.
+        nonce: u64,
+    },
+    /// Answers a [`ClientMessage::Ping`].
+    Pong {
+        /// The ping's nonce.
+        nonce: u64,
+    },
+    /// The server closes the session; the QUIC connection closes with the reason's
+    /// [`DisconnectReason::code`] right after.
+    Disconnect {
+        /// Why, as a code.
+        reason: DisconnectReason,
+        /// Why, for a human.
+        text: String,
+    },
+}
+
+/// Why a session ended. [`DisconnectReason::code`] is also the QUIC application close code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DisconnectReason {
+    /// Client and server speak different protocol versions.
+    VersionMismatch,
+    /// A message could not be decoded or came out of order.
+    BadMessage,
+    /// A control frame announced more than [`crate::MAX_FRAME_BYTES`].
+    FrameTooLarge,
+    /// Too many invalid messages ([`crate::MAX_INVALID_MESSAGES`]).
+    TooManyInvalid,
+    /// The server or this address has as many sessions as it allows.
+    ServerFull,
+    /// The login was refused (bad name or token).
+    LoginRejected,
+    /// The server is shutting down.
+    Shutdown,
+    /// The client did not keep up (its snapshots kept being dropped).
+    SlowClient,
+    /// The client did not finish the handshake in time.
+    Timeout,
+    /// The client said it was leaving.
+    ClientLeft,
+    /// Something went wrong on the server.
+    Internal,
+}
+
+impl DisconnectReason {
+    /// Every reason, in code order.
+    pub const ALL: [DisconnectReason; 11] = [
+        DisconnectReason::VersionMismatch,
+        DisconnectReason::BadMessage,
+        DisconnectReason::FrameTooLarge,
+        DisconnectReason::TooManyInvalid,
+        DisconnectReason::ServerFull,
+        DisconnectReason::LoginRejected,
+        DisconnectReason::Shutdown,
+        DisconnectReason::SlowClient,
+        DisconnectReason::Timeout,
+        DisconnectReason::ClientLeft,
+        DisconnectReason::Internal,
+    ];
+
+    /// The QUIC application close code: 1 for the first reason, in declaration order.
+    pub fn code(self) -> u32 {
+        match self {
+            DisconnectReason::VersionMismatch => 1,
+            DisconnectReason::BadMessage => 2,
+            DisconnectReason::FrameTooLarge => 3,
+            DisconnectReason::TooManyInvalid => 4,
+            DisconnectReason::ServerFull => 5,
+            DisconnectReason::LoginRejected => 6,
+            DisconnectReason::Shutdown => 7,
+            DisconnectReason::SlowClient => 8,
+            DisconnectReason::Timeout => 9,
+            DisconnectReason::ClientLeft => 10,
+            DisconnectReason::Internal => 11,
+        }
+    }
+
+    /// The reason with this close code.
+    pub fn from_code(code: u64) -> Option<DisconnectReason> {
+        DisconnectReason::ALL
+            .into_iter()
+            .find(|reason| u64::from(reason.code()) == code)
+    }
+
+    /// A short lowercase name, for logs and metric labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            DisconnectReason::VersionMismatch => "version_mismatch",
+            DisconnectReason::BadMessage => "bad_message",
+            DisconnectReason::FrameTooLarge => "frame_too_large",
+            DisconnectReason::TooManyInvalid => "too_many_invalid",
+            DisconnectReason::ServerFull => "server_full",
+            DisconnectReason::LoginRejected => "login_rejected",
+            DisconnectReason::Shutdown => "shutdown",
+            DisconnectReason::SlowClient => "slow_client",
+            DisconnectReason::Timeout => "timeout",
+            DisconnectReason::ClientLeft => "client_left",
+            DisconnectReason::Internal => "internal",
+        }
+    }
+}
+
+/// Server → client datagram.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ServerDatagram {
+    /// What the client sees this tick.
+    Snapshot(Snapshot),
+}
+
+/// Client → server datagram.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ClientDatagram {
+    /// An input (possibly [`Command::Nothing`], only acknowledging a snapshot).
+    Input(Input),
+}

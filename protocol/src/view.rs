@@ -1,0 +1,346 @@
+//! Delta snapshots. A [`View`] is what one client knows: the entities it sees, sorted by id.
+//! The server builds each snapshot as a delta from the view the client acknowledged
+//! ([`build_snapshot`]); the client rebuilds the new view from its copy of that baseline
+//! ([`View::apply`]). Both sides compute the same view, entity for entity: positions travel
+//! as whole centimetres and deltas as exact integer differences, so nothing drifts.
+
+use thiserror::Error;
+
+use crate::codec::{DATAGRAM_HEADER_BYTES, encoded_len};
+use crate::messages::{Change, EntityState, NetId, ServerDatagram, Snapshot};
+
+/// The entities one client sees, sorted by id, each once.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct View {
+    entities: Vec<EntityState>,
+}
+
+/// Why a snapshot cannot be applied to a view (the client's baseline is not the one the
+/// server used, or the snapshot is corrupt).
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ApplyError {
+    /// A snapshot says an entity left that the baseline does not hold.
+    #[error("entity {0:?} left but was not in view")]
+    LeftUnknown(NetId),
+    /// A snapshot changes an entity the baseline does not hold.
+    #[error("entity {0:?} changed but was not in view")]
+    ChangedUnknown(NetId),
+    /// A snapshot brings in an entity already in view.
+    #[error("entity {0:?} entered but was already in view")]
+    EnteredTwice(NetId),
+    /// The same entity appears twice in one list.
+    #[error("entity {0:?} listed twice")]
+    Duplicate(NetId),
+    /// A position delta overflows the coordinate range.
+    #[error("position delta of entity {0:?} overflows")]
+    Overflow(NetId),
+}
+
+/// Why a snapshot could not be built.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum BuildError {
+    /// The current entities were not sorted by id, or held an id twice.
+    #[error("current entities must be sorted by id without repeats (at {0:?})")]
+    Unsorted(NetId),
+    /// Not even an empty snapshot fits the byte budget.
+    #[error("a budget of {budget} bytes cannot hold an empty snapshot of {needed} bytes")]
+    BudgetTooSmall {
+        /// The budget given.
+        budget: usize,
+        /// Bytes an empty snapshot takes.
+        needed: usize,
+    },
+}
+
+impl View {
+    /// No entities.
+    pub fn new() -> View {
+        View::default()
+    }
+
+    /// A view holding these entities (any order; the last of repeated ids wins).
+    pub fn from_entities(mut entities: Vec<EntityState>) -> View {
+        entities.reverse();
+        entities.sort_by_key(|entity| entity.id);
+        entities.dedup_by_key(|entity| entity.id);
+        View { entities }
+    }
+
+    /// The entities, sorted by id.
+    pub fn entities(&self) -> &[EntityState] {
+        &self.entities
+    }
+
+    /// One entity, if in view.
+    pub fn get(&self, id: NetId) -> Option<&EntityState> {
+        self.entities
+            .binary_search_by_key(&id, |entity| entity.id)
+            .ok()
+            .map(|at| &self.entities[at])
+    }
+
+    /// Number of entities in view.
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// Whether nothing is in view.
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    /// The view after `snapshot`, with `self` as its baseline: entities that left are
+    /// removed, changed ones move by their delta (and take the new motion), entered ones are
+    /// added. Everything else is unchanged. The client must apply a snapshot to the view of
+    /// the snapshot's `baseline_tick` (an empty view when it is `None`).
+    pub fn apply(&self, snapshot: &Snapshot) -> Result<View, ApplyError> {
+        let left = sorted_unique(snapshot.left.clone(), |id| *id)?;
+        let changed = sorted_unique(snapshot.changed.clone(), |change| change.id)?;
+        let entered = sorted_unique(snapshot.entered.clone(), |entity| entity.id)?;
+
+        let mut kept = Vec::with_capacity(self.entities.len() + entered.len());
+        let mut left_at = 0;
+        let mut changed_at = 0;
+        for entity in &self.entities {
+            if let Some(&id) = left.get(left_at).filter(|id| **id < entity.id) {
+                return Err(ApplyError::LeftUnknown(id));
+            }
+            if let Some(change) = changed.get(changed_at).filter(|c| c.id < entity.id) {
+                return Err(ApplyError::ChangedUnknown(change.id));
+            }
+            let leaves = left.get(left_at) == Some(&entity.id);
+            let change = changed.get(changed_at).filter(|c| c.id == entity.id);
+            if leaves {
+                left_at += 1;
+                if let Some(change) = change {
+                    return Err(ApplyError::ChangedUnknown(change.id));
+                }
+                continue;
+            }
+            let mut entity = *entity;
+            if let Some(change) = change {
+                changed_at += 1;
+                entity.pos.x_cm = entity
+                    .pos
+                    .x_cm
+                    .checked_add(change.dx_cm)
+                    .ok_or(ApplyError::Overflow(entity.id))?;
+                entity.pos.y_cm = entity
+                    .pos
+                    .y_cm
+                    .checked_add(change.dy_cm)
+                    .ok_or(ApplyError::Overflow(entity.id))?;
+                if let Some(motion) = change.motion {
+                    entity.motion = motion;
+                }
+            }
+            kept.push(entity);
+        }
+        if let Some(&id) = left.get(left_at) {
+            return Err(ApplyError::LeftUnknown(id));
+        }
+        if let Some(change) = changed.get(changed_at) {
+            return Err(ApplyError::ChangedUnknown(change.id));
+        }
+
+        // Merge the entered entities into the (sorted) kept ones.
+        let mut entities = Vec::with_capacity(kept.len() + entered.len());
+        let mut kept = kept.into_iter().peekable();
+        for entity in entered {
+            while let Some(old) = kept.next_if(|old| old.id < entity.id) {
+                entities.push(old);
+            }
+            if kept.peek().is_some_and(|old| old.id == entity.id) {
+                return Err(ApplyError::EnteredTwice(entity.id));
+            }
+            entities.push(entity);
+        }
+        entities.extend(kept);
+        Ok(View { entities })
+    }
+}
+
+fn sorted_unique<T>(mut items: Vec<T>, key: impl Fn(&T) -> NetId) -> Result<Vec<T>, ApplyError> {
+    items.sort_by_key(&key);
+    if let Some(pair) = items.windows(2).find(|pair| key(&pair[0]) == key(&pair[1])) {
+        return Err(ApplyError::Duplicate(key(&pair[0])));
+    }
+    Ok(items)
+}
+
+/// One entity the server wants the client to see, with its priority: when the byte budget
+/// cannot hold every change, lower priorities go first (the server uses the distance from
+/// the client's character).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Candidate {
+    /// The entity's state now.
+    pub state: EntityState,
+    /// Lower goes first.
+    pub priority: f32,
+}
+
+/// What goes into one snapshot besides the entities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SnapshotHeader {
+    /// The tick the snapshot shows.
+    pub tick: u64,
+    /// The tick of the baseline view, `None` for an empty baseline.
+    pub baseline_tick: Option<u64>,
+    /// The client's last input the world applied.
+    pub last_input_seq: u32,
+}
+
+#[derive(Clone, Copy)]
+enum Slot {
+    /// In the baseline and current, unchanged: stays.
+    Keep(usize),
+    /// In the baseline only.
+    Leave(usize),
+    /// In current only.
+    Enter(usize),
+    /// In both, with another position or motion.
+    Change(usize, usize),
+    /// In both with another kind or radius: leaves and enters in one snapshot.
+    Replace(usize, usize),
+}
+
+/// Builds the snapshot that takes a client from `baseline` toward `current` within
+/// `budget_bytes` (the whole datagram, version byte included), and the view the client will
+/// hold after applying it.
+///
+/// Entities that left come first, then entries and changes by priority; what does not fit
+/// is left out and the returned view keeps the baseline's state for it, so the next
+/// snapshot (built against that view) sends it again. `current` must be sorted by id
+/// without repeats.
+pub fn build_snapshot(
+    header: SnapshotHeader,
+    baseline: &View,
+    current: &[Candidate],
+    budget_bytes: usize,
+) -> Result<(Snapshot, View), BuildError> {
+    if let Some(pair) = current
+        .windows(2)
+        .find(|pair| pair[0].state.id >= pair[1].state.id)
+    {
+        return Err(BuildError::Unsorted(pair[1].state.id));
+    }
+    let base = &baseline.entities;
+
+    // Merge baseline and current by id into slots.
+    let mut slots = Vec::with_capacity(base.len() + current.len());
+    let (mut b, mut c) = (0, 0);
+    while b < base.len() || c < current.len() {
+        let order = match (base.get(b), current.get(c)) {
+            (Some(old), Some(new)) => old.id.cmp(&new.state.id),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, _) => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                slots.push(Slot::Leave(b));
+                b += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                slots.push(Slot::Enter(c));
+                c += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                let (old, new) = (&base[b], &current[c].state);
+                slots.push(if old.kind != new.kind || old.radius_cm != new.radius_cm {
+                    Slot::Replace(b, c)
+                } else if old == new {
+                    Slot::Keep(b)
+                } else {
+                    Slot::Change(b, c)
+                });
+                b += 1;
+                c += 1;
+            }
+        }
+    }
+
+    let mut snapshot = Snapshot {
+        tick: header.tick,
+        baseline_tick: header.baseline_tick,
+        last_input_seq: header.last_input_seq,
+        ..Snapshot::default()
+    };
+    // Each list's length prefix grows from one byte to at most three (counts below 2^16).
+    const LENGTH_SLACK: usize = 3 * 2;
+    let empty = DATAGRAM_HEADER_BYTES + encoded_len(&ServerDatagram::Snapshot(snapshot.clone()));
+    let mut used = empty + LENGTH_SLACK;
+    if used > budget_bytes {
+        return Err(BuildError::BudgetTooSmall {
+            budget: budget_bytes,
+            needed: used,
+        });
+    }
+
+    // Visit the slots that send something, leaves first, then by priority.
+    let rank = |slot: &Slot| -> f32 {
+        match *slot {
+            Slot::Keep(_) => f32::INFINITY,
+            Slot::Leave(_) => f32::NEG_INFINITY,
+            Slot::Enter(c) | Slot::Change(_, c) | Slot::Replace(_, c) => current[c].priority,
+        }
+    };
+    let mut order: Vec<usize> = (0..slots.len())
+        .filter(|&at| !matches!(slots[at], Slot::Keep(_)))
+        .collect();
+    order.sort_by(|&x, &y| rank(&slots[x]).total_cmp(&rank(&slots[y])));
+
+    let mut sent = vec![false; slots.len()];
+    for at in order {
+        let cost = match slots[at] {
+            Slot::Keep(_) => 0,
+            Slot::Leave(b) => encoded_len(&base[b].id),
+            Slot::Enter(c) => encoded_len(&current[c].state),
+            Slot::Change(b, c) => encoded_len(&change_between(&base[b], &current[c].state)),
+            Slot::Replace(b, c) => encoded_len(&base[b].id) + encoded_len(&current[c].state),
+        };
+        if used + cost > budget_bytes {
+            continue;
+        }
+        used += cost;
+        sent[at] = true;
+        match slots[at] {
+            Slot::Keep(_) => {}
+            Slot::Leave(b) => snapshot.left.push(base[b].id),
+            Slot::Enter(c) => snapshot.entered.push(current[c].state),
+            Slot::Change(b, c) => snapshot
+                .changed
+                .push(change_between(&base[b], &current[c].state)),
+            Slot::Replace(b, c) => {
+                snapshot.left.push(base[b].id);
+                snapshot.entered.push(current[c].state);
+            }
+        }
+    }
+
+    // The view the client holds after applying what was sent, in id order.
+    let mut entities = Vec::with_capacity(slots.len());
+    for (slot, sent) in slots.iter().zip(sent) {
+        let state = match (*slot, sent) {
+            (Slot::Keep(b), _) => Some(base[b]),
+            (Slot::Leave(_), true) => None,
+            (Slot::Leave(b), false) => Some(base[b]),
+            (Slot::Enter(c), true) => Some(current[c].state),
+            (Slot::Enter(_), false) => None,
+            (Slot::Change(_, c) | Slot::Replace(_, c), true) => Some(current[c].state),
+            (Slot::Change(b, _) | Slot::Replace(b, _), false) => Some(base[b]),
+        };
+        entities.extend(state);
+    }
+    Ok((snapshot, View { entities }))
+}
+
+fn change_between(old: &EntityState, new: &EntityState) -> Change {
+    Change {
+        id: new.id,
+        // Quantized positions stay far inside i32 (±21,000 km); wrapping keeps a corrupt
+        // input from panicking, and apply() would then report the overflow.
+        dx_cm: new.pos.x_cm.wrapping_sub(old.pos.x_cm),
+        dy_cm: new.pos.y_cm.wrapping_sub(old.pos.y_cm),
+        motion: (new.motion != old.motion).then_some(new.motion),
+    }
+}

@@ -1,0 +1,319 @@
+//! A reference client: connects over QUIC pinning the server's certificate, logs in,
+//! sends inputs and rebuilds its view from delta snapshots. The integration tests drive the
+//! server with it, and it shows a client author the protocol in working code.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use protocol::codec::{FrameReader, decode_datagram, encode_datagram, encode_frame};
+use protocol::{
+    ClientDatagram, ClientMessage, Command, DisconnectReason, Input, PROTOCOL_VERSION,
+    ServerDatagram, ServerMessage, Snapshot, View, Welcome,
+};
+use quinn::{Connection, ConnectionError, SendStream};
+use thiserror::Error;
+use tokio::sync::mpsc;
+
+use crate::tls::{Fingerprint, TransportLimits, client_config};
+
+/// Snapshot views kept as possible baselines.
+const VIEWS_KEPT: usize = 32;
+
+/// Why a client operation failed.
+#[derive(Debug, Error)]
+pub enum ClientError {
+    /// The QUIC endpoint or connection could not be set up.
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    /// The server ended the session.
+    #[error("disconnected by the server ({reason:?}): {text}")]
+    Disconnected {
+        /// The reason.
+        reason: DisconnectReason,
+        /// The server's text.
+        text: String,
+    },
+    /// The connection closed without a disconnect message.
+    #[error("connection closed: {0}")]
+    Closed(String),
+    /// The server sent something this client cannot use.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+}
+
+/// A client QUIC endpoint on an ephemeral local port that trusts only the certificate
+/// with this fingerprint.
+pub fn endpoint(server: SocketAddr, pinned: Fingerprint) -> Result<quinn::Endpoint, ClientError> {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    let local: SocketAddr = match (server.is_ipv6(), server.ip().is_loopback()) {
+        (false, true) => (Ipv4Addr::LOCALHOST, 0).into(),
+        (true, true) => (Ipv6Addr::LOCALHOST, 0).into(),
+        (false, false) => (Ipv4Addr::UNSPECIFIED, 0).into(),
+        (true, false) => (Ipv6Addr::UNSPECIFIED, 0).into(),
+    };
+    let mut endpoint =
+        quinn::Endpoint::client(local).map_err(|err| ClientError::Connect(err.to_string()))?;
+    let limits = TransportLimits {
+        idle_timeout: Duration::from_secs(15),
+        keep_alive: Duration::from_secs(4),
+    };
+    let config =
+        client_config(pinned, limits).map_err(|err| ClientError::Connect(format!("{err:#}")))?;
+    endpoint.set_default_client_config(config);
+    Ok(endpoint)
+}
+
+/// Opens a QUIC connection and the control stream, without saying anything yet (tests use
+/// this to misbehave).
+pub async fn open(
+    endpoint: &quinn::Endpoint,
+    server: SocketAddr,
+) -> Result<(Connection, SendStream, quinn::RecvStream), ClientError> {
+    let connecting = endpoint
+        .connect(server, "localhost")
+        .map_err(|err| ClientError::Connect(err.to_string()))?;
+    let conn = connecting
+        .await
+        .map_err(|err| ClientError::Connect(err.to_string()))?;
+    match conn.open_bi().await {
+        Ok((send, recv)) => Ok((conn, send, recv)),
+        Err(err) => Err(closed_error(&err)),
+    }
+}
+
+/// A connection error as the server's disconnect when it closed with one of our codes.
+fn closed_error(err: &ConnectionError) -> ClientError {
+    match close_reason(err) {
+        Some((reason, text)) => ClientError::Disconnected { reason, text },
+        None => ClientError::Closed(err.to_string()),
+    }
+}
+
+/// The reason a closed connection gives, if the server closed it with one of ours.
+pub fn close_reason(err: &ConnectionError) -> Option<(DisconnectReason, String)> {
+    match err {
+        ConnectionError::ApplicationClosed(close) => {
+            let reason = DisconnectReason::from_code(close.error_code.into_inner())?;
+            Some((reason, String::from_utf8_lossy(&close.reason).into_owned()))
+        }
+        _ => None,
+    }
+}
+
+/// A logged-in session.
+pub struct Client {
+    conn: Connection,
+    send: SendStream,
+    control: mpsc::Receiver<Result<ServerMessage, ClientError>>,
+    welcome: Welcome,
+    views: VecDeque<(u64, View)>,
+    seq: u32,
+    /// Snapshots dropped because their baseline was no longer held.
+    pub missing_baselines: u64,
+    /// Snapshots dropped because a newer one had been applied.
+    pub stale: u64,
+}
+
+impl Client {
+    /// Connects, says hello, logs in as `name` and waits for the welcome.
+    pub async fn connect(
+        endpoint: &quinn::Endpoint,
+        server: SocketAddr,
+        name: &str,
+    ) -> Result<Client, ClientError> {
+        let (conn, mut send, recv) = open(endpoint, server).await?;
+        let greeting = [
+            ClientMessage::Hello {
+                version: PROTOCOL_VERSION,
+            },
+            ClientMessage::Login {
+                name: name.to_owned(),
+                token: None,
+            },
+        ];
+        for message in &greeting {
+            if let Err(err) = write(&mut send, message).await {
+                return Err(match conn.close_reason() {
+                    Some(closed) => closed_error(&closed),
+                    None => err,
+                });
+            }
+        }
+        let mut control = spawn_reader(conn.clone(), recv);
+        let welcome = match control.recv().await {
+            Some(Ok(ServerMessage::Welcome(welcome))) => welcome,
+            Some(Ok(ServerMessage::Disconnect { reason, text })) => {
+                return Err(ClientError::Disconnected { reason, text });
+            }
+            Some(Ok(other)) => {
+                return Err(ClientError::Protocol(format!(
+                    "expected a welcome, got {other:?}"
+                )));
+            }
+            Some(Err(err)) => return Err(err),
+            None => return Err(ClientError::Closed("before the welcome".to_owned())),
+        };
+        Ok(Client {
+            conn,
+            send,
+            control,
+            welcome,
+            views: VecDeque::new(),
+            seq: 0,
+            missing_baselines: 0,
+            stale: 0,
+        })
+    }
+
+    /// The server's welcome.
+    pub fn welcome(&self) -> &Welcome {
+        &self.welcome
+    }
+
+    /// The QUIC connection.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The newest view and its tick.
+    pub fn view(&self) -> Option<(u64, &View)> {
+        self.views.back().map(|(tick, view)| (*tick, view))
+    }
+
+    /// Sends a command (acknowledging the newest snapshot); returns its sequence number.
+    pub fn send_command(&mut self, command: Command) -> Result<u32, ClientError> {
+        self.seq += 1;
+        let input = Input {
+            seq: self.seq,
+            ack_tick: self.views.back().map(|(tick, _)| *tick),
+            command,
+        };
+        self.send_datagram(&ClientDatagram::Input(input))?;
+        Ok(self.seq)
+    }
+
+    /// Sends raw bytes as a datagram (tests use this to send garbage).
+    pub fn send_raw(&self, bytes: Vec<u8>) -> Result<(), ClientError> {
+        self.conn
+            .send_datagram(bytes.into())
+            .map_err(|err| ClientError::Closed(err.to_string()))
+    }
+
+    fn send_datagram(&self, datagram: &ClientDatagram) -> Result<(), ClientError> {
+        let bytes =
+            encode_datagram(datagram).map_err(|err| ClientError::Protocol(err.to_string()))?;
+        self.send_raw(bytes)
+    }
+
+    /// Sends a control message.
+    pub async fn send_message(&mut self, message: &ClientMessage) -> Result<(), ClientError> {
+        write(&mut self.send, message).await
+    }
+
+    /// Waits for the next snapshot that applies, applies it and returns it. Snapshots out
+    /// of order or without a held baseline are skipped (and counted).
+    pub async fn next_snapshot(&mut self) -> Result<Snapshot, ClientError> {
+        loop {
+            let datagram = match self.conn.read_datagram().await {
+                Ok(datagram) => datagram,
+                Err(err) => return Err(self.closed(err).await),
+            };
+            let ServerDatagram::Snapshot(snapshot) = decode_datagram(&datagram)
+                .map_err(|err| ClientError::Protocol(format!("bad snapshot: {err}")))?;
+            if self
+                .views
+                .back()
+                .is_some_and(|(tick, _)| *tick >= snapshot.tick)
+            {
+                self.stale += 1;
+                continue;
+            }
+            let empty = View::new();
+            let baseline = match snapshot.baseline_tick {
+                None => Some(&empty),
+                Some(tick) => self.views.iter().find(|(t, _)| *t == tick).map(|(_, v)| v),
+            };
+            let Some(baseline) = baseline else {
+                self.missing_baselines += 1;
+                continue;
+            };
+            let view = baseline.apply(&snapshot).map_err(|err| {
+                ClientError::Protocol(format!("snapshot {}: {err}", snapshot.tick))
+            })?;
+            self.views.push_back((snapshot.tick, view));
+            if self.views.len() > VIEWS_KEPT {
+                self.views.pop_front();
+            }
+            return Ok(snapshot);
+        }
+    }
+
+    /// Waits for the next control message from the server.
+    pub async fn next_message(&mut self) -> Result<ServerMessage, ClientError> {
+        match self.control.recv().await {
+            Some(result) => result,
+            None => Err(ClientError::Closed("control stream ended".to_owned())),
+        }
+    }
+
+    /// Says goodbye and waits for the server to close the connection (at most a second).
+    pub async fn leave(mut self) {
+        let _ = write(&mut self.send, &ClientMessage::Leave).await;
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.conn.closed()).await;
+    }
+
+    /// Turns a connection error into the server's disconnect, when it sent one.
+    async fn closed(&mut self, err: ConnectionError) -> ClientError {
+        while let Ok(message) = self.control.try_recv() {
+            if let Ok(ServerMessage::Disconnect { reason, text }) = message {
+                return ClientError::Disconnected { reason, text };
+            }
+        }
+        closed_error(&err)
+    }
+}
+
+async fn write(send: &mut SendStream, message: &ClientMessage) -> Result<(), ClientError> {
+    let frame = encode_frame(message).map_err(|err| ClientError::Protocol(err.to_string()))?;
+    send.write_all(&frame)
+        .await
+        .map_err(|err| ClientError::Closed(err.to_string()))
+}
+
+/// Reads control frames in the background; ends with the disconnect or the close reason.
+fn spawn_reader(
+    conn: Connection,
+    mut recv: quinn::RecvStream,
+) -> mpsc::Receiver<Result<ServerMessage, ClientError>> {
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut reader = FrameReader::new();
+        let mut buf = vec![0u8; 4096];
+        loop {
+            loop {
+                match reader.next_message::<ServerMessage>() {
+                    Ok(Some(message)) => {
+                        if tx.send(Ok(message)).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(err) => {
+                        let _ = tx.send(Err(ClientError::Protocol(err.to_string()))).await;
+                        return;
+                    }
+                }
+            }
+            match recv.read(&mut buf).await {
+                Ok(Some(n)) => reader.push(&buf[..n]),
+                Ok(None) | Err(_) => {
+                    let err = closed_error(&conn.closed().await);
+                    let _ = tx.send(Err(err)).await;
+                    return;
+                }
+            }
+        }
+    });
+    rx
+}

@@ -1,0 +1,245 @@
+//! `server run` settings: defaults that run out of the box, then a TOML file, then
+//! environment variables and flags (the binary applies those two through clap, flags
+//! winning). Every setting is checked once, here, with an error that names it.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, ensure};
+use serde::Deserialize;
+
+/// Log line format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// One human-readable line per event.
+    #[default]
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Every setting of `server run`. The TOML file uses the same names.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// QUIC address to listen on (UDP).
+    pub listen: SocketAddr,
+    /// HTTP address of `/metrics`, `/healthz` and `/readyz`.
+    pub metrics_listen: SocketAddr,
+    /// Map to serve: a navmesh file or a map the builder reads. `None`: the embedded default
+    /// map (den520d, a Dragon Age: Origins map from the Moving AI benchmark set).
+    pub map: Option<PathBuf>,
+    /// Wandering NPCs spawned at start.
+    pub npcs: u32,
+    /// Seed of the spawn generator and the world.
+    pub seed: u64,
+    /// Players spawn at walkable points within 8 m of this point, `[x, y]` in metres.
+    /// `None`: anywhere on the map.
+    pub spawn_point: Option<[f32; 2]>,
+    /// PEM certificate chain; with `key`. Neither: a self-signed certificate is generated.
+    pub cert: Option<PathBuf>,
+    /// PEM private key of `cert`.
+    pub key: Option<PathBuf>,
+    /// Most sessions at once.
+    pub max_clients: u32,
+    /// Most sessions from one IP address at once.
+    pub max_clients_per_ip: u32,
+    /// Entities within this distance of a character are in its view, metres.
+    pub view_radius_m: f32,
+    /// An entity in view leaves it only beyond `view_radius_m` plus this, metres.
+    pub view_hysteresis_m: f32,
+    /// Snapshot bytes per client per second, at most (datagram payloads).
+    pub bandwidth_cap_bytes_per_sec: u32,
+    /// Largest snapshot datagram, bytes (also bounded by the path's datagram size).
+    pub snapshot_max_bytes: u32,
+    /// Inputs per client per second; more are dropped and counted.
+    pub input_rate_per_sec: u32,
+    /// Seconds a client has to finish hello and login.
+    pub handshake_timeout_secs: f32,
+    /// Seconds of silence after which a connection closes.
+    pub idle_timeout_secs: f32,
+    /// Seconds between keep-alive packets.
+    pub keep_alive_secs: f32,
+    /// Seconds given to clients to leave after a shutdown starts.
+    pub shutdown_grace_secs: f32,
+    /// Ask unvalidated client addresses to prove they own them (QUIC retry) before any
+    /// connection state is kept for them. Costs one round trip per connection.
+    pub retry: bool,
+    /// Consecutive dropped snapshots (20 per second) after which a client is disconnected
+    /// as too slow.
+    pub slow_client_ticks: u32,
+    /// Log line format.
+    pub log_format: LogFormat,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 4433)),
+            metrics_listen: SocketAddr::from(([127, 0, 0, 1], 9100)),
+            map: None,
+            npcs: 2_000,
+            seed: 1,
+            spawn_point: None,
+            cert: None,
+            key: None,
+            max_clients: 2_000,
+            max_clients_per_ip: 64,
+            view_radius_m: 30.0,
+            view_hysteresis_m: 4.0,
+            bandwidth_cap_bytes_per_sec: 64_000,
+            snapshot_max_bytes: 1_100,
+            input_rate_per_sec: 30,
+            handshake_timeout_secs: 5.0,
+            idle_timeout_secs: 15.0,
+            keep_alive_secs: 4.0,
+            shutdown_grace_secs: 2.0,
+            retry: true,
+            slow_client_ticks: 200,
+            log_format: LogFormat::Human,
+        }
+    }
+}
+
+impl Config {
+    /// Defaults overridden by a TOML file.
+    pub fn from_toml_file(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        Config::from_toml(&text).with_context(|| format!("config file {}", path.display()))
+    }
+
+    /// Defaults overridden by TOML text.
+    pub fn from_toml(text: &str) -> Result<Config> {
+        let config: Config = toml::from_str(text).map_err(|err| anyhow::anyhow!("{err}"))?;
+        Ok(config)
+    }
+
+    /// Checks every setting; the error names the first bad one.
+    pub fn validate(&self) -> Result<()> {
+        ensure!(
+            self.cert.is_some() == self.key.is_some(),
+            "cert and key go together: give both or neither"
+        );
+        ensure!(
+            self.npcs <= 100_000,
+            "npcs must be at most 100000, got {}",
+            self.npcs
+        );
+        if let Some([x, y]) = self.spawn_point {
+            ensure!(
+                x.is_finite() && y.is_finite(),
+                "spawn_point must be two finite numbers, got [{x}, {y}]"
+            );
+        }
+        ensure!(self.max_clients >= 1, "max_clients must be at least 1");
+        ensure!(
+            self.max_clients_per_ip >= 1,
+            "max_clients_per_ip must be at least 1"
+        );
+        positive("view_radius_m", self.view_radius_m, 1_000.0)?;
+        ensure!(
+            self.view_hysteresis_m.is_finite() && (0.0..=100.0).contains(&self.view_hysteresis_m),
+            "view_hysteresis_m must be between 0 and 100, got {}",
+            self.view_hysteresis_m
+        );
+        ensure!(
+            (2_000..=10_000_000).contains(&self.bandwidth_cap_bytes_per_sec),
+            "bandwidth_cap_bytes_per_sec must be between 2000 and 10000000, got {}",
+            self.bandwidth_cap_bytes_per_sec
+        );
+        ensure!(
+            (200..=protocol::MAX_DATAGRAM_BYTES as u32).contains(&self.snapshot_max_bytes),
+            "snapshot_max_bytes must be between 200 and {}, got {}",
+            protocol::MAX_DATAGRAM_BYTES,
+            self.snapshot_max_bytes
+        );
+        ensure!(
+            (1..=1_000).contains(&self.input_rate_per_sec),
+            "input_rate_per_sec must be between 1 and 1000, got {}",
+            self.input_rate_per_sec
+        );
+        positive("handshake_timeout_secs", self.handshake_timeout_secs, 600.0)?;
+        positive("idle_timeout_secs", self.idle_timeout_secs, 3_600.0)?;
+        positive("keep_alive_secs", self.keep_alive_secs, 3_600.0)?;
+        ensure!(
+            self.keep_alive_secs < self.idle_timeout_secs,
+            "keep_alive_secs ({}) must be shorter than idle_timeout_secs ({})",
+            self.keep_alive_secs,
+            self.idle_timeout_secs
+        );
+        ensure!(
+            self.shutdown_grace_secs.is_finite()
+                && (0.0..=600.0).contains(&self.shutdown_grace_secs),
+            "shutdown_grace_secs must be between 0 and 600, got {}",
+            self.shutdown_grace_secs
+        );
+        ensure!(
+            self.slow_client_ticks >= 1,
+            "slow_client_ticks must be at least 1"
+        );
+        Ok(())
+    }
+
+    /// The handshake timeout.
+    pub fn handshake_timeout(&self) -> Duration {
+        Duration::from_secs_f32(self.handshake_timeout_secs)
+    }
+
+    /// The shutdown grace period.
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs_f32(self.shutdown_grace_secs)
+    }
+}
+
+fn positive(name: &str, value: f32, max: f32) -> Result<()> {
+    ensure!(
+        value.is_finite() && value > 0.0 && value <= max,
+        "{name} must be above 0 and at most {max}, got {value}"
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        Config::default().validate().unwrap();
+    }
+
+    #[test]
+    fn toml_overrides_defaults_and_names_errors() {
+        let config = Config::from_toml("npcs = 10\nlisten = \"127.0.0.1:5000\"\n").unwrap();
+        assert_eq!(config.npcs, 10);
+        assert_eq!(config.listen.port(), 5000);
+        assert_eq!(config.view_radius_m, Config::default().view_radius_m);
+
+        let err = Config::from_toml("npc = 10\n").unwrap_err().to_string();
+        assert!(err.contains("unknown field"), "{err}");
+        let err = Config::from_toml("npcs = \"many\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("npcs"), "{err}");
+
+        let bad = Config {
+            view_radius_m: f32::NAN,
+            ..Config::default()
+        };
+        let err = bad.validate().unwrap_err().to_string();
+        assert!(err.contains("view_radius_m"), "{err}");
+        let bad = Config {
+            cert: Some(PathBuf::from("cert.pem")),
+            ..Config::default()
+        };
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("cert and key")
+        );
+    }
+}

@@ -1,0 +1,498 @@
+//! The world thread: the authoritative 20 Hz loop.
+//!
+//! One OS thread owns the [`World`]. Sessions talk to it only through one bounded channel
+//! ([`ToWorld`]): joins, validated inputs, leaves. Each tick it drains that channel, steps
+//! the world, and sends every client its snapshot as a QUIC datagram straight from this
+//! thread (`send_datagram` never blocks: a client that does not keep up has its snapshots
+//! dropped and counted, and after `slow_client_ticks` in a row it is told to go). Ticks are
+//! scheduled against deadlines 50 ms apart; a late tick is counted as an overrun and the
+//! schedule restarts from now rather than running missed ticks in a burst.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use navmesh::NavMesh;
+use protocol::{Command, DisconnectReason, NetId};
+use sim::{Brain, EntityId, Input, Kind, PhaseClock, Vec2, World, WorldConfig};
+use tokio::sync::{mpsc, oneshot};
+use tracing::{debug, info, warn};
+
+use crate::interest::{ClientView, Frame, ViewRange, net_id};
+use crate::metrics::{InputDrop, Metrics, SnapshotDrop};
+use crate::sample::{PointSampler, Rng, SpawnPlacer};
+
+/// A session, numbered by the accept loop.
+pub type SessionId = u64;
+
+/// The tick period.
+pub const TICK: Duration = Duration::from_millis(50);
+
+/// Body radius of NPCs and player characters, metres.
+pub const RADIUS_M: f32 = 0.4;
+/// Walking speed of NPCs and player characters, metres per second.
+pub const SPEED_MPS: f32 = 1.5;
+/// Spawn points prepared at start for joining players.
+const SPAWN_POINTS: usize = 256;
+/// How far from the configured spawn point players appear, metres.
+pub const SPAWN_SPREAD_M: f32 = 8.0;
+/// Random points tried when looking for spawn points near the configured one.
+const SPAWN_TRIES: usize = 200_000;
+
+/// Where a session's snapshots go: a QUIC connection, or a recorder in tests and benches.
+pub trait DatagramSink: Send {
+    /// Largest datagram the path takes now, `None` when the peer refuses datagrams.
+    fn max_datagram_size(&self) -> Option<usize>;
+    /// Free bytes in the outgoing datagram buffer.
+    fn send_space(&self) -> usize;
+    /// Queues one datagram; `false` when the connection is gone.
+    fn send(&self, datagram: Bytes) -> bool;
+}
+
+impl DatagramSink for quinn::Connection {
+    fn max_datagram_size(&self) -> Option<usize> {
+        quinn::Connection::max_datagram_size(self)
+    }
+    fn send_space(&self) -> usize {
+        self.datagram_send_buffer_space()
+    }
+    fn send(&self, datagram: Bytes) -> bool {
+        self.send_datagram(datagram).is_ok()
+    }
+}
+
+/// The world tells a session to end.
+#[derive(Debug)]
+pub struct Kick {
+    /// Why.
+    pub reason: DisconnectReason,
+    /// For the client's user.
+    pub text: String,
+}
+
+/// What a joining session gets back.
+#[derive(Debug)]
+pub struct Joined {
+    /// The character.
+    pub entity: NetId,
+}
+
+/// A message from a session to the world thread.
+pub enum ToWorld {
+    /// A logged-in session wants a character.
+    Join {
+        /// Which session.
+        session: SessionId,
+        /// Its player's name.
+        name: String,
+        /// Where its snapshots go.
+        sink: Box<dyn DatagramSink>,
+        /// Where the world sends a kick.
+        kick: mpsc::Sender<Kick>,
+        /// The answer.
+        reply: oneshot::Sender<Result<Joined, DisconnectReason>>,
+    },
+    /// A validated input.
+    Input {
+        /// Whose.
+        session: SessionId,
+        /// The input.
+        input: protocol::Input,
+    },
+    /// The session ended.
+    Leave {
+        /// Which.
+        session: SessionId,
+    },
+}
+
+/// The world thread's settings.
+#[derive(Clone, Debug)]
+pub struct GameConfig {
+    /// NPCs spawned at start.
+    pub npcs: u32,
+    /// Seed of the spawn generator and the world.
+    pub seed: u64,
+    /// Players spawn within [`SPAWN_SPREAD_M`] of this point; `None`: anywhere.
+    pub spawn_point: Option<Vec2>,
+    /// Most clients at once.
+    pub max_clients: u32,
+    /// What each client sees.
+    pub view: ViewRange,
+    /// Snapshot bytes per client per second.
+    pub bandwidth_cap_bytes_per_sec: u32,
+    /// Largest snapshot datagram.
+    pub snapshot_max_bytes: u32,
+    /// Consecutive congested snapshots before a client is disconnected.
+    pub slow_client_ticks: u32,
+}
+
+struct Client {
+    entity: EntityId,
+    name: String,
+    sink: Box<dyn DatagramSink>,
+    kick: mpsc::Sender<Kick>,
+    view: ClientView,
+    /// Newest input sequence taken (applied at the next tick).
+    taken_seq: Option<u32>,
+    /// Sequence of the last input the world applied.
+    applied_seq: u32,
+    /// Command waiting for the next tick.
+    pending: Option<Command>,
+    /// Snapshot bandwidth tokens, bytes.
+    tokens: f64,
+    congested_ticks: u32,
+    kicked: bool,
+}
+
+struct PendingJoin {
+    session: SessionId,
+    name: String,
+    sink: Box<dyn DatagramSink>,
+    kick: mpsc::Sender<Kick>,
+    reply: oneshot::Sender<Result<Joined, DisconnectReason>>,
+}
+
+/// The world and everything the thread keeps about its clients.
+pub struct Game {
+    world: World,
+    config: GameConfig,
+    metrics: Arc<Metrics>,
+    clients: BTreeMap<SessionId, Client>,
+    spawn_points: Vec<Vec2>,
+    rng: Rng,
+    inputs: Vec<Input>,
+    joins: Vec<PendingJoin>,
+    orphans: Vec<EntityId>,
+}
+
+struct WallClock(Instant);
+
+impl PhaseClock for WallClock {
+    fn now(&self) -> Duration {
+        self.0.elapsed()
+    }
+}
+
+impl Game {
+    /// A world on `mesh` with its NPCs, spawned in the first tick.
+    pub fn new(mesh: Arc<NavMesh>, config: GameConfig, metrics: Arc<Metrics>) -> Game {
+        let mut rng = Rng::new(config.seed);
+        let sampler = PointSampler::new(&mesh);
+        let mut placer = SpawnPlacer::new(&sampler, f64::from(RADIUS_M));
+        let mut inputs = Vec::with_capacity(config.npcs as usize);
+        for _ in 0..config.npcs {
+            let Some((p, _)) = placer.place(&mut rng) else {
+                break;
+            };
+            inputs.push(Input::Spawn {
+                kind: Kind::Npc,
+                pos: Vec2::new(p.x as f32, p.y as f32),
+                radius_m: RADIUS_M,
+                speed_mps: SPEED_MPS,
+                brain: Brain::Wander,
+            });
+        }
+        let near = |p: &Vec2| {
+            config
+                .spawn_point
+                .is_none_or(|at| (*p - at).length() <= SPAWN_SPREAD_M)
+        };
+        let spawn_points: Vec<Vec2> = (0..SPAWN_TRIES)
+            .filter_map(|_| sampler.anywhere(&mut rng))
+            .map(|(p, _)| Vec2::new(p.x as f32, p.y as f32))
+            .filter(near)
+            .take(SPAWN_POINTS)
+            .collect();
+        if spawn_points.is_empty() {
+            warn!("no walkable spawn point found; logins will be refused");
+        }
+        let world = World::new(WorldConfig::default(), mesh, config.seed);
+        Game {
+            world,
+            config,
+            metrics,
+            clients: BTreeMap::new(),
+            spawn_points,
+            rng,
+            inputs,
+            joins: Vec::new(),
+            orphans: Vec::new(),
+        }
+    }
+
+    /// The world.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// Handles one message from a session.
+    pub fn handle(&mut self, message: ToWorld) {
+        match message {
+            ToWorld::Join {
+                session,
+                name,
+                sink,
+                kick,
+                reply,
+            } => {
+                let joining = self.clients.len() + self.joins.len();
+                if joining >= self.config.max_clients as usize || self.spawn_points.is_empty() {
+                    // The session may be gone already; then nobody needs the answer.
+                    let _ = reply.send(Err(DisconnectReason::ServerFull));
+                    return;
+                }
+                let at = self.rng.range(0, self.spawn_points.len() as u64) as usize;
+                self.inputs.push(Input::Spawn {
+                    kind: Kind::Player,
+                    pos: self.spawn_points[at],
+                    radius_m: RADIUS_M,
+                    speed_mps: SPEED_MPS,
+                    brain: Brain::Idle,
+                });
+                self.joins.push(PendingJoin {
+                    session,
+                    name,
+                    sink,
+                    kick,
+                    reply,
+                });
+            }
+            ToWorld::Input { session, input } => {
+                let Some(client) = self.clients.get_mut(&session) else {
+                    return;
+                };
+                if client.taken_seq.is_some_and(|taken| input.seq <= taken) {
+                    self.metrics.input_dropped(InputDrop::Stale);
+                    return;
+                }
+                client.taken_seq = Some(input.seq);
+                if let Some(tick) = input.ack_tick {
+                    client.view.acknowledge(tick);
+                }
+                if input.command != Command::Nothing {
+                    client.pending = Some(input.command);
+                }
+            }
+            ToWorld::Leave { session } => {
+                if let Some(client) = self.clients.remove(&session) {
+                    debug!(session, name = %client.name, "player left");
+                    self.inputs.push(Input::Despawn(client.entity));
+                } else if let Some(at) = self.joins.iter().position(|j| j.session == session) {
+                    // Left before its character existed: the spawn stays queued, and the
+                    // character is removed as soon as it exists.
+                    self.joins[at].name.clear();
+                    self.joins[at].session = SessionId::MAX;
+                }
+            }
+        }
+    }
+
+    /// One tick: the world steps with the queued inputs, then every client gets its
+    /// snapshot. Returns the world phase times.
+    pub fn tick(&mut self, clock_origin: Instant) -> sim::PhaseTimes {
+        for entity in self.orphans.drain(..) {
+            self.inputs.push(Input::Despawn(entity));
+        }
+        for client in self.clients.values_mut() {
+            if let Some(seq) = client.taken_seq {
+                client.applied_seq = seq;
+            }
+            let Some(command) = client.pending.take() else {
+                continue;
+            };
+            self.inputs.push(match command {
+                Command::MoveTo { x, y } => Input::MoveTo(client.entity, Vec2::new(x, y)),
+                Command::Direction { x, y } => {
+                    Input::MoveInDirection(client.entity, Vec2::new(x, y))
+                }
+                Command::Stop | Command::Nothing => Input::Stop(client.entity),
+            });
+        }
+        let out = self
+            .world
+            .step_timed(&self.inputs, &WallClock(clock_origin));
+        self.inputs.clear();
+        if out.invalid_inputs > 0 {
+            warn!(
+                count = out.invalid_inputs,
+                "the world ignored invalid inputs"
+            );
+        }
+        self.finish_joins(&out.spawned);
+        self.metrics.paths_waiting.set(out.paths_waiting as u64);
+        out.phase_times
+    }
+
+    /// Pairs this tick's spawned characters with the joins that asked for them. NPC spawns
+    /// (first tick) come first in the spawned list.
+    fn finish_joins(&mut self, spawned: &[EntityId]) {
+        if self.joins.is_empty() {
+            return;
+        }
+        let players = &spawned[spawned.len().saturating_sub(self.joins.len())..];
+        let joins = std::mem::take(&mut self.joins);
+        if players.len() != joins.len() {
+            warn!(
+                asked = joins.len(),
+                spawned = players.len(),
+                "player spawns went missing"
+            );
+        }
+        let mut players = players.iter();
+        for join in joins {
+            let Some(&entity) = players.next() else {
+                let _ = join.reply.send(Err(DisconnectReason::Internal));
+                continue;
+            };
+            let welcome = Joined {
+                entity: net_id(entity),
+            };
+            if join.session == SessionId::MAX || join.reply.send(Ok(welcome)).is_err() {
+                self.orphans.push(entity);
+                continue;
+            }
+            info!(session = join.session, name = %join.name, entity = %entity, "player joined");
+            let per_tick = f64::from(self.config.bandwidth_cap_bytes_per_sec) / 20.0;
+            self.clients.insert(
+                join.session,
+                Client {
+                    entity,
+                    name: join.name,
+                    sink: join.sink,
+                    kick: join.kick,
+                    view: ClientView::new(),
+                    taken_seq: None,
+                    applied_seq: 0,
+                    pending: None,
+                    tokens: per_tick,
+                    congested_ticks: 0,
+                    kicked: false,
+                },
+            );
+        }
+    }
+
+    /// Builds and sends every client's snapshot for the tick just run.
+    pub fn send_snapshots(&mut self) {
+        let frame = Frame::capture(&self.world, self.config.view.radius_m);
+        let tick = self.world.tick().0;
+        let per_tick = f64::from(self.config.bandwidth_cap_bytes_per_sec) / 20.0;
+        // A client may bank two ticks of bandwidth, so a burst of entries fits.
+        let bank = 2.0 * per_tick;
+        for client in self.clients.values_mut() {
+            if client.kicked {
+                continue;
+            }
+            client.tokens = (client.tokens + per_tick).min(bank);
+            let Some(path_max) = client.sink.max_datagram_size() else {
+                continue;
+            };
+            let Some((pos, _, _)) = self.world.body(client.entity) else {
+                continue;
+            };
+            let budget = (self.config.snapshot_max_bytes as usize)
+                .min(path_max)
+                .min(client.tokens as usize);
+            let built = client.view.snapshot(
+                &frame,
+                net_id(client.entity),
+                (pos.x, pos.y),
+                self.config.view,
+                (tick, client.applied_seq),
+                budget,
+            );
+            let Ok(datagram) = built else {
+                self.metrics.snapshot_dropped(SnapshotDrop::Budget);
+                continue;
+            };
+            if client.sink.send_space() < datagram.len() {
+                self.metrics.snapshot_dropped(SnapshotDrop::Congested);
+                client.congested_ticks += 1;
+                if client.congested_ticks >= self.config.slow_client_ticks {
+                    client.kicked = true;
+                    let _ = client.kick.try_send(Kick {
+                        reason: DisconnectReason::SlowClient,
+                        text: format!(
+                            "your connection dropped {} snapshots in a row",
+                            client.congested_ticks
+                        ),
+                    });
+                }
+                continue;
+            }
+            client.congested_ticks = 0;
+            client.tokens -= datagram.len() as f64;
+            self.metrics.bytes_out.add(datagram.len() as u64);
+            self.metrics.datagrams_out.inc();
+            client.sink.send(Bytes::from(datagram));
+        }
+        let players = self.clients.len() as u64;
+        self.metrics.players.set(players);
+        self.metrics
+            .npcs
+            .set((frame.len() as u64).saturating_sub(players));
+    }
+}
+
+/// Runs the world loop on the current thread until `stop` is set or every session sender
+/// is gone. `ready` is set after the first tick.
+pub fn run_loop(
+    mut game: Game,
+    mut inbox: mpsc::Receiver<ToWorld>,
+    metrics: Arc<Metrics>,
+    stop: Arc<AtomicBool>,
+    ready: Arc<AtomicBool>,
+) {
+    let origin = Instant::now();
+    let mut deadline = Instant::now();
+    // Bounded work per tick: at most this many session messages are drained.
+    const MAX_MESSAGES_PER_TICK: usize = 65_536;
+    while !stop.load(Ordering::Relaxed) {
+        let start = Instant::now();
+        let mut drained = 0;
+        loop {
+            match inbox.try_recv() {
+                Ok(message) => {
+                    game.handle(message);
+                    drained += 1;
+                    if drained >= MAX_MESSAGES_PER_TICK {
+                        break;
+                    }
+                }
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => return,
+            }
+        }
+        let drained_at = Instant::now();
+        let phases = game.tick(origin);
+        let stepped_at = Instant::now();
+        game.send_snapshots();
+        let end = Instant::now();
+        ready.store(true, Ordering::Relaxed);
+
+        metrics.ticks.inc();
+        metrics.tick_seconds.observe(end - start);
+        for (hist, (_, time)) in metrics.phase_seconds.iter().zip(phases.named()) {
+            hist.observe(time);
+        }
+        metrics.phase_seconds[8].observe(drained_at - start);
+        metrics.phase_seconds[9].observe(end - stepped_at);
+
+        deadline += TICK;
+        let now = Instant::now();
+        if now > deadline {
+            metrics.tick_overruns.inc();
+            warn!(
+                tick = game.world().tick().0,
+                took_ms = (end - start).as_secs_f64() * 1e3,
+                "tick overran its 50 ms slot"
+            );
+            deadline = now;
+        } else {
+            std::thread::sleep(deadline - now);
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! Interest management and snapshot building: which entities each client sees, and the
+//! delta snapshot that tells it.
+//!
+//! Once per tick [`Frame::capture`] copies every body's wire state out of the world and
+//! buckets it in a uniform grid. Per client, [`ClientView::snapshot`] gathers the entities
+//! within the view radius of its character (those already in view stay until they are
+//! `hysteresis` further away, so entities on the border do not flicker), then builds a
+//! delta against the newest view the client acknowledged ([`protocol::build_snapshot`]),
+//! nearest entities first when the datagram cannot hold every change.
+
+use std::collections::VecDeque;
+
+use protocol::{
+    BuildError, Candidate, EntityKind, EntityState, Motion, NetId, QPos, ServerDatagram,
+    SnapshotHeader, View, build_snapshot,
+};
+use sim::{EntityId, Kind, World};
+
+/// Snapshot views kept per client for delta baselines: 32 ticks (1.6 s) of
+/// acknowledgement delay before a client falls back to a full snapshot.
+pub const HISTORY: usize = 32;
+
+/// The wire id of a world entity.
+pub fn net_id(id: EntityId) -> NetId {
+    NetId {
+        index: id.index,
+        generation: id.generation,
+    }
+}
+
+/// Every body's wire state at one tick, bucketed in a grid.
+pub struct Frame {
+    states: Vec<EntityState>,
+    positions: Vec<(f32, f32)>,
+    grid: Grid,
+}
+
+struct Grid {
+    origin: (f32, f32),
+    cell_m: f32,
+    cols: usize,
+    rows: usize,
+    /// `starts[c]..starts[c + 1]` indexes `items` for cell `c`.
+    starts: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Grid {
+    fn cell_of(&self, x: f32, y: f32) -> (usize, usize) {
+        let col = ((x - self.origin.0) / self.cell_m).floor();
+        let row = ((y - self.origin.1) / self.cell_m).floor();
+        // Float-to-int `as` saturates (NaN to 0), so any position lands in a border cell.
+        (
+            (col.max(0.0) as usize).min(self.cols - 1),
+            (row.max(0.0) as usize).min(self.rows - 1),
+        )
+    }
+}
+
+impl Frame {
+    /// Copies the world's bodies. `cell_m` is the grid's cell size (the view radius is a
+    /// good choice).
+    pub fn capture(world: &World, cell_m: f32) -> Frame {
+        let bounds = world.mesh().bounds();
+        let mut states = Vec::new();
+        let mut positions = Vec::new();
+        for (id, kind, pos, radius_m, motion) in world.bodies() {
+            states.push(EntityState {
+                id: net_id(id),
+                kind: match kind {
+                    Kind::Npc => EntityKind::Npc,
+                    Kind::Player => EntityKind::Player,
+                },
+                radius_cm: (radius_m * 100.0).round().clamp(0.0, f32::from(u16::MAX)) as u16,
+                pos: QPos::from_metres(pos.x, pos.y),
+                motion: wire_motion(motion),
+            });
+            positions.push((pos.x, pos.y));
+        }
+        Frame::from_states(
+            states,
+            positions,
+            (bounds.min.x as f32, bounds.min.y as f32),
+            (bounds.max.x as f32, bounds.max.y as f32),
+            cell_m,
+        )
+    }
+
+    /// A frame from states and positions (metres) within the given bounds.
+    pub fn from_states(
+        states: Vec<EntityState>,
+        positions: Vec<(f32, f32)>,
+        min: (f32, f32),
+        max: (f32, f32),
+        cell_m: f32,
+    ) -> Frame {
+        let cell_m = if cell_m.is_finite() && cell_m > 0.0 {
+            cell_m
+        } else {
+            1.0
+        };
+        let span = |lo: f32, hi: f32| (((hi - lo) / cell_m).ceil().max(1.0) as usize).min(4096);
+        let (cols, rows) = (span(min.0, max.0), span(min.1, max.1));
+        let mut grid = Grid {
+            origin: min,
+            cell_m,
+            cols,
+            rows,
+            starts: vec![0; cols * rows + 1],
+            items: vec![0; positions.len()],
+        };
+        // Counting sort of entity indices by cell.
+        let cells: Vec<usize> = positions
+            .iter()
+            .map(|&(x, y)| {
+                let (c, r) = grid.cell_of(x, y);
+                r * cols + c
+            })
+            .collect();
+        for &cell in &cells {
+            grid.starts[cell + 1] += 1;
+        }
+        for i in 1..grid.starts.len() {
+            grid.starts[i] += grid.starts[i - 1];
+        }
+        let mut fill = grid.starts.clone();
+        for (i, &cell) in cells.iter().enumerate() {
+            grid.items[fill[cell] as usize] = i as u32;
+            fill[cell] += 1;
+        }
+        Frame {
+            states,
+            positions,
+            grid,
+        }
+    }
+
+    /// Number of bodies.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Whether there are no bodies.
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// Calls `visit(index, distance)` for every body within `radius` of `at`.
+    fn near(&self, at: (f32, f32), radius: f32, mut visit: impl FnMut(usize, f32)) {
+        let (c0, r0) = self.grid.cell_of(at.0 - radius, at.1 - radius);
+        let (c1, r1) = self.grid.cell_of(at.0 + radius, at.1 + radius);
+        for row in r0..=r1 {
+            let first = row * self.grid.cols;
+            let items =
+                self.grid.starts[first + c0] as usize..self.grid.starts[first + c1 + 1] as usize;
+            for &i in &self.grid.items[items] {
+                let (x, y) = self.positions[i as usize];
+                let d = ((x - at.0).powi(2) + (y - at.1).powi(2)).sqrt();
+                if d <= radius {
+                    visit(i as usize, d);
+                }
+            }
+        }
+    }
+}
+
+fn wire_motion(motion: sim::Motion) -> Motion {
+    match motion {
+        sim::Motion::Idle => Motion::Idle,
+        sim::Motion::Moving => Motion::Moving,
+        sim::Motion::WaitingForPath => Motion::WaitingForPath,
+        sim::Motion::Circling => Motion::Circling,
+        sim::Motion::Repulsed => Motion::Repulsed,
+    }
+}
+
+/// How far a client sees.
+#[derive(Clone, Copy, Debug)]
+pub struct ViewRange {
+    /// Entities this close enter the view, metres.
+    pub radius_m: f32,
+    /// Entities in view leave beyond `radius_m + hysteresis_m`.
+    pub hysteresis_m: f32,
+}
+
+/// One client's side of the snapshot stream: the views of the snapshots sent recently
+/// (the possible baselines) and the newest tick it acknowledged.
+#[derive(Debug, Default)]
+pub struct ClientView {
+    history: VecDeque<(u64, View)>,
+    acked: Option<u64>,
+    candidates: Vec<Candidate>,
+}
+
+impl ClientView {
+    /// A client that has seen nothing.
+    pub fn new() -> ClientView {
+        ClientView::default()
+    }
+
+    /// The client received the snapshot of `tick`. Acknowledgements only move forward;
+    /// views older than the acknowledged one can no longer be baselines and are dropped.
+    pub fn acknowledge(&mut self, tick: u64) {
+        if self.acked.is_some_and(|acked| acked >= tick) {
+            return;
+        }
+        self.acked = Some(tick);
+        while self.history.front().is_some_and(|(t, _)| *t < tick) {
+            self.history.pop_front();
+        }
+    }
+
+    /// The view the client holds after the newest snapshot sent (empty before any).
+    pub fn latest(&self) -> Option<&View> {
+        self.history.back().map(|(_, view)| view)
+    }
+
+    /// Builds this tick's snapshot datagram for the client whose character is `me` at
+    /// `at`, within `budget_bytes`, and records the view it leads to.
+    pub fn snapshot(
+        &mut self,
+        frame: &Frame,
+        me: NetId,
+        at: (f32, f32),
+        range: ViewRange,
+        header: (u64, u32),
+        budget_bytes: usize,
+    ) -> Result<Vec<u8>, BuildError> {
+        let (tick, last_input_seq) = header;
+        let mut candidates = std::mem::take(&mut self.candidates);
+        candidates.clear();
+        let latest = self.latest();
+        let outer = range.radius_m + range.hysteresis_m.max(0.0);
+        frame.near(at, outer, |i, distance| {
+            let state = frame.states[i];
+            let seen = state.id == me
+                || distance <= range.radius_m
+                || latest.is_some_and(|view| view.get(state.id).is_some());
+            if seen {
+                // The client's own character goes first, then nearest first.
+                let priority = if state.id == me { -1.0 } else { distance };
+                candidates.push(Candidate { state, priority });
+            }
+        });
+        candidates.sort_unstable_by_key(|candidate| candidate.state.id);
+
+        let empty = View::new();
+        let (baseline_tick, baseline) = match self.acked.and_then(|acked| {
+            self.history
+                .iter()
+                .find(|(t, _)| *t == acked)
+                .map(|(t, view)| (*t, view))
+        }) {
+            Some((t, view)) => (Some(t), view),
+            None => (None, &empty),
+        };
+        let header = SnapshotHeader {
+            tick,
+            baseline_tick,
+            last_input_seq,
+        };
+        let built = build_snapshot(header, baseline, &candidates, budget_bytes);
+        self.candidates = candidates;
+        let (snapshot, view) = built?;
+        let bytes = protocol::codec::encode_datagram(&ServerDatagram::Snapshot(snapshot))
+            // build_snapshot keeps within the budget, which is at most the datagram limit;
+            // should that ever fail, the snapshot is dropped like one over budget.
+            .map_err(|_| BuildError::BudgetTooSmall {
+                budget: budget_bytes,
+                needed: budget_bytes + 1,
+            })?;
+        self.history.push_back((tick, view));
+        if self.history.len() > HISTORY {
+            self.history.pop_front();
+        }
+        Ok(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn npc(index: u32, x: f32, y: f32) -> (EntityState, (f32, f32)) {
+        (
+            EntityState {
+                id: NetId {
+                    index,
+                    generation: 0,
+                },
+                kind: EntityKind::Npc,
+                radius_cm: 40,
+                pos: QPos::from_metres(x, y),
+                motion: Motion::Idle,
+            },
+            (x, y),
+        )
+    }
+
+    fn frame(bodies: &[(EntityState, (f32, f32))]) -> Frame {
+        Frame::from_states(
+            bodies.iter().map(|b| b.0).collect(),
+            bodies.iter().map(|b| b.1).collect(),
+            (0.0, 0.0),
+            (100.0, 100.0),
+            10.0,
+        )
+    }
+
+    fn ids(view: &View) -> Vec<u32> {
+        view.entities().iter().map(|e| e.id.index).collect()
+    }
+
+    #[test]
+    fn view_radius_with_hysteresis() {
+        let range = ViewRange {
+            radius_m: 10.0,
+            hysteresis_m: 2.0,
+        };
+        let me = npc(0, 50.0, 50.0);
+        let mut client = ClientView::new();
+        // Entity 1 at 9 m enters; entity 2 at 11 m does not.
+        let f = frame(&[me, npc(1, 59.0, 50.0), npc(2, 50.0, 61.0)]);
+        client
+            .snapshot(&f, me.0.id, (50.0, 50.0), range, (1, 0), 1100)
+            .unwrap();
+        assert_eq!(ids(client.latest().unwrap()), vec![0, 1]);
+        // Entity 1 moves to 11 m: it stays (within the hysteresis); entity 2 still out.
+        let f = frame(&[me, npc(1, 61.0, 50.0), npc(2, 50.0, 61.0)]);
+        client
+            .snapshot(&f, me.0.id, (50.0, 50.0), range, (2, 0), 1100)
+            .unwrap();
+        assert_eq!(ids(client.latest().unwrap()), vec![0, 1]);
+        // Beyond 12 m it leaves.
+        let f = frame(&[me, npc(1, 62.5, 50.0), npc(2, 50.0, 61.0)]);
+        client
+            .snapshot(&f, me.0.id, (50.0, 50.0), range, (3, 0), 1100)
+            .unwrap();
+        assert_eq!(ids(client.latest().unwrap()), vec![0]);
+    }
+
+    #[test]
+    fn deltas_follow_acknowledgements() {
+        let range = ViewRange {
+            radius_m: 10.0,
+            hysteresis_m: 2.0,
+        };
+        let me = npc(0, 50.0, 50.0);
+        let mut client = ClientView::new();
+        let f = frame(&[me, npc(1, 55.0, 50.0)]);
+        let first = client
+            .snapshot(&f, me.0.id, (50.0, 50.0), range, (1, 0), 1100)
+            .unwrap();
+        // Not acknowledged: the next snapshot is again against the empty view.
+        let again = client
+            .snapshot(&f, me.0.id, (50.0, 50.0), range, (2, 0), 1100)
+            .unwrap();
+        let decode = |bytes: &[u8]| match protocol::codec::decode_datagram(bytes).unwrap() {
+            ServerDatagram::Snapshot(s) => s,
+        };
+        assert_eq!(decode(&first).baseline_tick, None);
+        assert_eq!(decode(&again).baseline_tick, None);
+        assert_eq!(decode(&again).entered.len(), 2);
+        client.acknowledge(2);
+        let delta = client
+            .snapshot(&f, me.0.id, (50.0, 50.0), range, (3, 0), 1100)
+            .unwrap();
+        let delta = decode(&delta);
+        assert_eq!(delta.baseline_tick, Some(2));
+        assert!(delta.entered.is_empty() && delta.changed.is_empty() && delta.left.is_empty());
+    }
+}

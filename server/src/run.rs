@@ -1,0 +1,326 @@
+//! `server run`: the game server as a function a test can start ([`start`]) and stop
+//! ([`Running::shutdown`]).
+//!
+//! [`start`] loads the map, binds the QUIC endpoint and the HTTP endpoint, starts the world
+//! thread and the accept loop, and returns the bound addresses and the certificate
+//! fingerprint. Shutdown: stop accepting, tell every client (an event, then after the grace
+//! period a disconnect), stop the world thread, close the endpoint.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use navmesh::NavMesh;
+use navmesh_builder::pipeline::{SourceKind, build};
+use navmesh_builder::triangulate::RefineParams;
+use protocol::{Bounds, DisconnectReason};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+use tracing::{info, warn};
+
+use crate::config::Config;
+use crate::game::{Game, GameConfig, run_loop};
+use crate::http::{Health, serve as serve_http};
+use crate::interest::ViewRange;
+use crate::load::load;
+use crate::metrics::{Metrics, Refusal};
+use crate::session::{SessionContext, run as run_session};
+use crate::tls::{Fingerprint, Identity, TransportLimits, server_config};
+
+/// The default map, embedded so `server run` works from any directory: den520d, a
+/// Dragon Age: Origins map from the Moving AI benchmark set (see maps/movingai/README.md).
+pub const DEFAULT_MAP_NAME: &str = "den520d.map";
+const DEFAULT_MAP: &str = include_str!("../../maps/movingai/den520d.map");
+
+/// Capacity of the world thread's inbox.
+const INBOX: usize = 16_384;
+
+/// A server that is running.
+pub struct Running {
+    /// The QUIC address it listens on.
+    pub quic_addr: SocketAddr,
+    /// The HTTP address of `/metrics`, `/healthz`, `/readyz`.
+    pub metrics_addr: SocketAddr,
+    /// SHA-256 of its certificate, for clients to pin.
+    pub fingerprint: Fingerprint,
+    /// Its metrics.
+    pub metrics: Arc<Metrics>,
+    shutdown: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<Result<()>>,
+}
+
+impl Running {
+    /// Starts the shutdown (idempotent); [`Running::wait`] sees it through.
+    pub fn begin_shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+
+    /// Waits until the server has stopped (after a shutdown began, or a fatal error).
+    pub async fn wait(self) -> Result<()> {
+        self.task
+            .await
+            .map_err(|err| anyhow!("server task failed: {err}"))?
+    }
+
+    /// Shuts down: stops accepting, tells the clients, waits out the grace period, stops.
+    pub async fn shutdown(self) -> Result<()> {
+        self.begin_shutdown();
+        self.wait().await
+    }
+}
+
+/// Loads the configured map, or the embedded default map.
+pub fn load_map(config: &Config) -> Result<(NavMesh, String)> {
+    match &config.map {
+        Some(path) => {
+            let loaded = load(path)?;
+            let name = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            Ok((loaded.mesh, name))
+        }
+        None => {
+            let built = build(
+                DEFAULT_MAP_NAME,
+                DEFAULT_MAP,
+                SourceKind::Grid,
+                &RefineParams::default(),
+                &mut |_| {},
+            )
+            .context("the embedded default map")?;
+            Ok((built.mesh, DEFAULT_MAP_NAME.to_owned()))
+        }
+    }
+}
+
+/// Starts the server: binds both endpoints, starts the world thread and the accept loop.
+pub async fn start(config: Config) -> Result<Running> {
+    config.validate()?;
+    let (mesh, map_id) = load_map(&config)?;
+    let mesh = Arc::new(mesh);
+    let identity = match (&config.cert, &config.key) {
+        (Some(cert), Some(key)) => Identity::from_pem_files(cert, key)?,
+        _ => Identity::self_signed()?,
+    };
+    let fingerprint = identity.fingerprint();
+    let limits = TransportLimits {
+        idle_timeout: Duration::from_secs_f32(config.idle_timeout_secs),
+        keep_alive: Duration::from_secs_f32(config.keep_alive_secs),
+    };
+    let mut quic = server_config(identity, limits)?;
+    // Connections still in their handshake, beyond which new ones are refused outright.
+    quic.max_incoming(config.max_clients as usize + 64);
+    let endpoint = quinn::Endpoint::server(quic, config.listen)
+        .with_context(|| format!("cannot listen for QUIC on {}", config.listen))?;
+    let quic_addr = endpoint.local_addr().context("QUIC endpoint address")?;
+    let http = tokio::net::TcpListener::bind(config.metrics_listen)
+        .await
+        .with_context(|| format!("cannot listen for HTTP on {}", config.metrics_listen))?;
+    let metrics_addr = http.local_addr().context("HTTP endpoint address")?;
+
+    let metrics = Arc::new(Metrics::default());
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let ready = Arc::new(AtomicBool::new(false));
+    tokio::spawn(serve_http(
+        http,
+        Arc::new(Health {
+            metrics: Arc::clone(&metrics),
+            ready: Arc::clone(&ready),
+            shutdown: shutdown_rx.clone(),
+        }),
+    ));
+
+    let bounds = mesh.bounds();
+    let view = ViewRange {
+        radius_m: config.view_radius_m,
+        hysteresis_m: config.view_hysteresis_m,
+    };
+    let game = Game::new(
+        Arc::clone(&mesh),
+        GameConfig {
+            npcs: config.npcs,
+            seed: config.seed,
+            spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
+            max_clients: config.max_clients,
+            view,
+            bandwidth_cap_bytes_per_sec: config.bandwidth_cap_bytes_per_sec,
+            snapshot_max_bytes: config.snapshot_max_bytes,
+            slow_client_ticks: config.slow_client_ticks,
+        },
+        Arc::clone(&metrics),
+    );
+    let (world_tx, world_rx) = mpsc::channel(INBOX);
+    let stop = Arc::new(AtomicBool::new(false));
+    let world_thread = {
+        let (metrics, stop, ready) = (Arc::clone(&metrics), Arc::clone(&stop), Arc::clone(&ready));
+        std::thread::Builder::new()
+            .name("world".to_owned())
+            .spawn(move || run_loop(game, world_rx, metrics, stop, ready))
+            .context("cannot start the world thread")?
+    };
+
+    let ctx = Arc::new(SessionContext {
+        metrics: Arc::clone(&metrics),
+        world: world_tx,
+        shutdown: shutdown_rx.clone(),
+        map_id: map_id.clone(),
+        bounds: Bounds {
+            min_x: bounds.min.x as f32,
+            min_y: bounds.min.y as f32,
+            max_x: bounds.max.x as f32,
+            max_y: bounds.max.y as f32,
+        },
+        view_radius_m: config.view_radius_m,
+        handshake_timeout: config.handshake_timeout(),
+        input_rate_per_sec: config.input_rate_per_sec,
+        shutdown_grace: config.shutdown_grace(),
+    });
+    info!(
+        quic = %quic_addr,
+        metrics = %metrics_addr,
+        fingerprint = %fingerprint,
+        map = %map_id,
+        npcs = config.npcs,
+        "server started"
+    );
+    let task = tokio::spawn(accept_loop(
+        endpoint,
+        ctx,
+        config,
+        shutdown_rx,
+        (stop, world_thread),
+    ));
+    Ok(Running {
+        quic_addr,
+        metrics_addr,
+        fingerprint,
+        metrics,
+        shutdown: shutdown_tx,
+        task,
+    })
+}
+
+/// Sessions per address and in total.
+#[derive(Default)]
+struct Slots {
+    per_ip: HashMap<IpAddr, u32>,
+    total: u32,
+}
+
+/// Releases a session's slot when the session ends, however it ends.
+struct SlotGuard {
+    slots: Arc<Mutex<Slots>>,
+    ip: IpAddr,
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        let mut slots = self
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        slots.total = slots.total.saturating_sub(1);
+        if let Some(count) = slots.per_ip.get_mut(&self.ip) {
+            *count -= 1;
+            if *count == 0 {
+                slots.per_ip.remove(&self.ip);
+            }
+        }
+    }
+}
+
+async fn accept_loop(
+    endpoint: quinn::Endpoint,
+    ctx: Arc<SessionContext>,
+    config: Config,
+    mut shutdown: watch::Receiver<bool>,
+    world: (Arc<AtomicBool>, std::thread::JoinHandle<()>),
+) -> Result<()> {
+    let slots = Arc::new(Mutex::new(Slots::default()));
+    let mut sessions = JoinSet::new();
+    let mut next_session = 1u64;
+    loop {
+        tokio::select! {
+            incoming = endpoint.accept() => {
+                let Some(incoming) = incoming else { break };
+                if config.retry && !incoming.remote_address_validated() && incoming.may_retry() {
+                    // Stateless: the client comes back with a token proving its address.
+                    let _ = incoming.retry();
+                    continue;
+                }
+                let ip = incoming.remote_address().ip();
+                let refusal = {
+                    let mut slots = slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    let from_ip = slots.per_ip.get(&ip).copied().unwrap_or(0);
+                    if slots.total >= config.max_clients {
+                        Some(Refusal::ServerFull)
+                    } else if from_ip >= config.max_clients_per_ip {
+                        Some(Refusal::PerAddress)
+                    } else {
+                        slots.total += 1;
+                        *slots.per_ip.entry(ip).or_default() += 1;
+                        None
+                    }
+                };
+                let session = next_session;
+                next_session += 1;
+                let ctx = Arc::clone(&ctx);
+                let guard = refusal.is_none().then(|| SlotGuard { slots: Arc::clone(&slots), ip });
+                let handshake_timeout = config.handshake_timeout();
+                sessions.spawn(async move {
+                    let Ok(Ok(conn)) = tokio::time::timeout(handshake_timeout, incoming).await else {
+                        return;
+                    };
+                    if let Some(why) = refusal {
+                        // Completing the handshake costs a little, but the client learns why.
+                        ctx.metrics.refused(why);
+                        ctx.metrics.disconnected(DisconnectReason::ServerFull);
+                        let text = match why {
+                            Refusal::PerAddress => "too many sessions from your address",
+                            _ => "the server is full",
+                        };
+                        conn.close(DisconnectReason::ServerFull.code().into(), text.as_bytes());
+                        return;
+                    }
+                    let _guard = guard;
+                    run_session(session, conn, ctx).await;
+                });
+            }
+            Some(_) = sessions.join_next(), if !sessions.is_empty() => {}
+            _ = shutdown.changed() => break,
+        }
+    }
+
+    // Shutdown: refuse newcomers, let sessions tell their clients and drain.
+    info!(sessions = sessions.len(), "shutting down");
+    endpoint.set_server_config(None);
+    let drain = config.shutdown_grace() + Duration::from_secs(2);
+    let drained = tokio::time::timeout(drain, async {
+        while sessions.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        warn!(
+            left = sessions.len(),
+            "sessions did not end within the grace period"
+        );
+        sessions.abort_all();
+    }
+    let (stop, thread) = world;
+    stop.store(true, Ordering::Relaxed);
+    tokio::task::spawn_blocking(move || thread.join())
+        .await
+        .map_err(|err| anyhow!("cannot join the world thread: {err}"))?
+        .map_err(|_| anyhow!("the world thread panicked"))?;
+    endpoint.close(
+        DisconnectReason::Shutdown.code().into(),
+        b"server shut down",
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
+    info!("server stopped");
+    Ok(())
+}

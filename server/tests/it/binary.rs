@@ -1,0 +1,100 @@
+//! The `server run` binary: starts with defaults on loopback ports, serves its health
+//! endpoint, and exits 0 on SIGTERM; a bad config is one clear error line.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn server() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_server"))
+}
+
+#[test]
+fn run_serves_health_and_exits_zero_on_sigterm() {
+    let mut child = server()
+        .args([
+            "run",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--npcs",
+            "50",
+            "--log-format",
+            "json",
+        ])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The start line names the metrics address and the certificate fingerprint.
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let started = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find(|line| line.contains("server started"))
+        .expect("a start line");
+    let line: serde_json::Value = serde_json::from_str(&started).unwrap();
+    let fields = &line["fields"];
+    let fingerprint = fields["fingerprint"].as_str().unwrap();
+    assert_eq!(fingerprint.len(), 64, "{started}");
+    let metrics = fields["metrics"].as_str().unwrap().to_owned();
+
+    let mut stream = TcpStream::connect(&metrics).unwrap();
+    std::io::Write::write_all(&mut stream, b"GET /healthz HTTP/1.1\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not exit on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "exit status {status:?}");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(
+        rest.iter().any(|line| line.contains("server stopped")),
+        "{rest:?}"
+    );
+}
+
+#[test]
+fn a_bad_config_is_one_error_line() {
+    let out = server()
+        .args(["run", "--config", "/nonexistent/server.toml"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: cannot read config file"),
+        "{stderr}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("server-it-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.toml");
+    std::fs::write(&file, "view_radius_m = -3.0\n").unwrap();
+    let out = server()
+        .args(["run", "--config", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("view_radius_m"), "{stderr}");
+}
