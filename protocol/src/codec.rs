@@ -8,10 +8,11 @@
 //!   bincode body, at most [`MAX_DATAGRAM_BYTES`] in all.
 //! - Control stream frames: a 4-byte big-endian payload length, then the bincode body of
 //!   one message; the length is at most [`MAX_FRAME_BYTES`].
-//! - Decoding: an explicit byte limit (the same maximum) bounds every string, lists grow
-//!   only with the elements actually read (`deserialize_list`), so the input's size bounds
-//!   every allocation; and all bytes must be consumed: trailing bytes are an error, not
-//!   ignored.
+//! - Decoding: the wire size is checked first. bincode's memory limit (`FRAME_DECODE_LIMIT`,
+//!   `DATAGRAM_DECODE_LIMIT`) caps what a string may reserve before its bytes are read,
+//!   and lists grow only with the elements actually read (`deserialize_list`), so no
+//!   allocation exceeds the decode limit whatever lengths the input announces. All bytes
+//!   must be consumed: trailing bytes are an error, not ignored.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -348,7 +349,10 @@ mod tests {
         let mut got = Vec::new();
         for byte in &stream {
             reader.push(std::slice::from_ref(byte));
-            while let Some(message) = reader.next_message::<ClientMessage>().expect("valid stream") {
+            while let Some(message) = reader
+                .next_message::<ClientMessage>()
+                .expect("valid stream")
+            {
                 got.push(message);
             }
         }

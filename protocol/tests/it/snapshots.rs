@@ -1,0 +1,902 @@
+//! Delta snapshots: a server and a client over a network that loses, delays and reorders
+//! snapshots and acknowledgements; how `build_snapshot` spends a byte budget; and the
+//! inputs `View::apply` and `build_snapshot` refuse.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use protocol::codec::{decode_datagram, encode_datagram, encoded_len};
+use protocol::{
+    ApplyError, BuildError, Candidate, Change, EntityKind, EntityState, MAX_DATAGRAM_BYTES, Motion,
+    NetId, QPos, ServerDatagram, Snapshot, SnapshotHeader, View, build_snapshot,
+};
+
+use crate::strategies::{kind, motion};
+
+/// Entity slots of the simulated world: few, so that entities keep leaving and coming back
+/// (with a new generation, or the same one with another radius).
+const POOL: u32 = 12;
+/// Ticks without changes at the end of a simulation, every snapshot delivered and
+/// acknowledged: enough for a small budget to catch up with every pending slot (at most
+/// two per pool slot, an old generation leaving and a new one entering), one per tick.
+/// A budget of 36 bytes holds a snapshot's header (15 bytes with the slack for list
+/// lengths) and any one entity (at most 17 bytes: an id leaving and a state entering).
+const QUIET_TICKS: usize = 2 * POOL as usize + 6;
+/// Bytes `build_snapshot` may keep unused for list length prefixes that grow from one byte
+/// to three (three lists).
+const LENGTH_SLACK: usize = 6;
+
+/// One change to the simulated world.
+#[derive(Clone, Debug)]
+enum Op {
+    /// Puts an entity in the slot, replacing any there.
+    Spawn(EntityState),
+    Despawn(u32),
+    Move {
+        index: u32,
+        dx_cm: i32,
+        dy_cm: i32,
+    },
+    SetMotion(u32, Motion),
+    /// Kind and radius never change on the wire: the snapshot replaces the entity.
+    SetRadius(u32, u16),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let index = 0..POOL;
+    prop_oneof![
+        2 => (index.clone(), 0..3u32, kind(), 20..80u16, -5_000..5_000i32, -5_000..5_000i32, motion())
+            .prop_map(|(index, generation, kind, radius_cm, x_cm, y_cm, motion)| {
+                Op::Spawn(EntityState {
+                    id: NetId { index, generation },
+                    kind,
+                    radius_cm,
+                    pos: QPos { x_cm, y_cm },
+                    motion,
+                })
+            }),
+        1 => index.clone().prop_map(Op::Despawn),
+        4 => (index.clone(), -300..300i32, -300..300i32)
+            .prop_map(|(index, dx_cm, dy_cm)| Op::Move { index, dx_cm, dy_cm }),
+        2 => (index.clone(), motion()).prop_map(|(index, motion)| Op::SetMotion(index, motion)),
+        1 => (index, 20..80u16).prop_map(|(index, radius)| Op::SetRadius(index, radius)),
+    ]
+}
+
+/// What happens to one tick's snapshot on the way to the client.
+#[derive(Clone, Copy, Debug)]
+enum Delivery {
+    Lost,
+    /// Arrives this many ticks after it was sent.
+    After(u64),
+}
+
+/// One tick: the world's changes, the snapshot's fate, and whether the client's
+/// acknowledgement reaches the server.
+#[derive(Clone, Debug)]
+struct Step {
+    ops: Vec<Op>,
+    delivery: Delivery,
+    ack_arrives: bool,
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    let delivery = prop_oneof![
+        1 => Just(Delivery::Lost),
+        4 => Just(Delivery::After(0)),
+        1 => Just(Delivery::After(1)),
+        1 => Just(Delivery::After(3)),
+    ];
+    let step = (vec(op(), 0..5), delivery, proptest::bool::weighted(0.7)).prop_map(
+        |(ops, delivery, ack_arrives)| Step {
+            ops,
+            delivery,
+            ack_arrives,
+        },
+    );
+    vec(step, 1..48)
+}
+
+/// The server's world: at most one entity per slot.
+#[derive(Default)]
+struct World {
+    entities: BTreeMap<u32, EntityState>,
+}
+
+impl World {
+    fn apply(&mut self, op: &Op) {
+        match *op {
+            Op::Spawn(state) => {
+                self.entities.insert(state.id.index, state);
+            }
+            Op::Despawn(index) => {
+                self.entities.remove(&index);
+            }
+            Op::Move {
+                index,
+                dx_cm,
+                dy_cm,
+            } => {
+                if let Some(entity) = self.entities.get_mut(&index) {
+                    entity.pos.x_cm += dx_cm;
+                    entity.pos.y_cm += dy_cm;
+                }
+            }
+            Op::SetMotion(index, motion) => {
+                if let Some(entity) = self.entities.get_mut(&index) {
+                    entity.motion = motion;
+                }
+            }
+            Op::SetRadius(index, radius_cm) => {
+                if let Some(entity) = self.entities.get_mut(&index) {
+                    entity.radius_cm = radius_cm;
+                }
+            }
+        }
+    }
+
+    /// Every entity, sorted by id (one per slot, so slot order is id order), with its
+    /// distance from the client's character at the origin as priority: far ones wait.
+    fn candidates(&self) -> Vec<Candidate> {
+        self.entities
+            .values()
+            .map(|&state| Candidate {
+                state,
+                priority: (f64::from(state.pos.x_cm).hypot(f64::from(state.pos.y_cm)) / 100.0)
+                    as f32,
+            })
+            .collect()
+    }
+
+    fn view(&self) -> View {
+        View::from_entities(self.entities.values().copied().collect())
+    }
+}
+
+fn fail(err: impl std::fmt::Display) -> TestCaseError {
+    TestCaseError::fail(err.to_string())
+}
+
+/// A client as the crate documentation describes one: it keeps the view of every
+/// snapshot it applied by tick, drops snapshots not newer than the newest it applied, and
+/// applies each to its baseline's view.
+#[derive(Default)]
+struct Client {
+    views: BTreeMap<u64, View>,
+    newest: Option<u64>,
+}
+
+impl Client {
+    /// Receives one datagram. Returns the tick applied, `None` for a stale snapshot.
+    fn receive(&mut self, bytes: &[u8]) -> Result<Option<(u64, &View)>, TestCaseError> {
+        let ServerDatagram::Snapshot(snapshot) = decode_datagram(bytes).map_err(fail)?;
+        if self.newest.is_some_and(|newest| snapshot.tick <= newest) {
+            return Ok(None);
+        }
+        let baseline = match snapshot.baseline_tick {
+            None => View::new(),
+            // The server only deltas against a tick the client acknowledged, so the client
+            // holds its view (it never forgets any here).
+            Some(tick) => self
+                .views
+                .get(&tick)
+                .cloned()
+                .ok_or_else(|| fail(format!("baseline {tick} was never applied")))?,
+        };
+        let view = baseline.apply(&snapshot).map_err(fail)?;
+        self.newest = Some(snapshot.tick);
+        let view = self.views.entry(snapshot.tick).or_insert(view);
+        Ok(Some((snapshot.tick, view)))
+    }
+}
+
+/// Runs the world through `steps`, then `QUIET_TICKS` without changes, the server sending
+/// a snapshot of at most `budget` bytes every tick. Checks that client and server agree
+/// on every view, that every snapshot keeps its budget and spends it as documented, and
+/// that the client ends with the world's state. With `everything_fits`, also that every
+/// snapshot takes the client exactly to the world's state of its tick, which is also what
+/// a full snapshot (against the empty view) gives.
+fn simulate(steps: &[Step], budget: usize, everything_fits: bool) -> Result<(), TestCaseError> {
+    let quiet = Step {
+        ops: Vec::new(),
+        delivery: Delivery::After(0),
+        ack_arrives: true,
+    };
+    let mut world = World::default();
+    let mut truth: BTreeMap<u64, View> = BTreeMap::new();
+    let mut sent: BTreeMap<u64, View> = BTreeMap::new();
+    let mut acked: Option<u64> = None;
+    let mut client = Client::default();
+    let mut in_flight: Vec<(u64, Vec<u8>)> = Vec::new();
+
+    let ticks = (steps.len() + QUIET_TICKS) as u64;
+    for tick in 0..ticks {
+        let step = steps.get(tick as usize).unwrap_or(&quiet);
+        for op in &step.ops {
+            world.apply(op);
+        }
+        let candidates = world.candidates();
+        let now = world.view();
+        truth.insert(tick, now.clone());
+
+        // The server deltas against the newest acknowledged view.
+        let baseline = match acked {
+            None => View::new(),
+            Some(tick) => sent
+                .get(&tick)
+                .cloned()
+                .ok_or_else(|| fail("acknowledged an unsent tick"))?,
+        };
+        let header = SnapshotHeader {
+            tick,
+            baseline_tick: acked,
+            last_input_seq: tick as u32,
+        };
+        let (snapshot, view) =
+            build_snapshot(header, &baseline, &candidates, budget).map_err(fail)?;
+        let bytes = encode_datagram(&ServerDatagram::Snapshot(snapshot.clone())).map_err(fail)?;
+        prop_assert!(
+            bytes.len() <= budget,
+            "{} bytes for a budget of {budget}",
+            bytes.len()
+        );
+        check_budget_spending(&baseline, &candidates, &snapshot, bytes.len(), budget)?;
+        if baseline == now {
+            // Nothing changed since the baseline: the delta is empty.
+            prop_assert!(
+                snapshot.entered.is_empty()
+                    && snapshot.changed.is_empty()
+                    && snapshot.left.is_empty()
+            );
+        }
+        if everything_fits {
+            prop_assert_eq!(&view, &now);
+            let full_header = SnapshotHeader {
+                baseline_tick: None,
+                ..header
+            };
+            let (full, full_view) =
+                build_snapshot(full_header, &View::new(), &candidates, budget).map_err(fail)?;
+            prop_assert!(full.changed.is_empty() && full.left.is_empty());
+            prop_assert_eq!(full.entered.len(), now.len());
+            prop_assert_eq!(&View::new().apply(&full).map_err(fail)?, &now);
+            prop_assert_eq!(&full_view, &now);
+        }
+        sent.insert(tick, view);
+
+        if let Delivery::After(delay) = step.delivery {
+            in_flight.push((tick + delay, bytes));
+        }
+        // Delayed snapshots arrive after newer ones that were not: the client must drop
+        // them as stale.
+        let (arriving, later): (Vec<_>, Vec<_>) =
+            in_flight.into_iter().partition(|(at, _)| *at == tick);
+        in_flight = later;
+        for (_, bytes) in arriving {
+            if let Some((applied_tick, view)) = client.receive(&bytes)? {
+                let server_view = sent
+                    .get(&applied_tick)
+                    .ok_or_else(|| fail("received an unsent tick"))?;
+                prop_assert_eq!(view, server_view, "client and server disagree");
+                if everything_fits {
+                    prop_assert_eq!(Some(view), truth.get(&applied_tick));
+                }
+            }
+        }
+        if step.ack_arrives
+            && let Some(newest) = client.newest
+        {
+            acked = Some(acked.map_or(newest, |old| old.max(newest)));
+        }
+    }
+
+    // After the quiet ticks the client sees the world as it is.
+    prop_assert_eq!(client.newest, Some(ticks - 1));
+    prop_assert_eq!(client.views.get(&(ticks - 1)), Some(&world.view()));
+    Ok(())
+}
+
+/// What the test expects of one entity in a snapshot (the test's own classification,
+/// independent of `build_snapshot`'s).
+struct Slot {
+    id: NetId,
+    /// Leaves rank before everything, the others by priority.
+    rank: f32,
+    /// Bytes it takes in the snapshot.
+    cost: usize,
+    sent: bool,
+    leave: bool,
+}
+
+/// How a snapshot spent its budget, given the baseline and current entities:
+/// - unchanged entities are not in it, and each other one either is, completely and
+///   exactly (an entity with another kind or radius both leaves and enters), or is not;
+/// - an entity left out did not fit in what remained (allowing the bytes kept for list
+///   lengths);
+/// - an entity left out ranks before every entity sent after it in the order, or is
+///   larger than it (a smaller later one may fill the gap);
+/// - leaves come first: while one is left out, no entry or change is sent (every leave
+///   here is smaller than any entry or change).
+fn check_budget_spending(
+    baseline: &View,
+    current: &[Candidate],
+    snapshot: &Snapshot,
+    encoded_bytes: usize,
+    budget: usize,
+) -> Result<(), TestCaseError> {
+    let by_id: BTreeMap<NetId, &Candidate> = current.iter().map(|c| (c.state.id, c)).collect();
+    let ids: BTreeSet<NetId> = baseline
+        .entities()
+        .iter()
+        .map(|entity| entity.id)
+        .chain(by_id.keys().copied())
+        .collect();
+    let (mut left, mut entered, mut changed) = (0, 0, 0);
+    let mut slots = Vec::new();
+    for id in ids {
+        let in_left = snapshot.left.contains(&id);
+        let in_entered = snapshot.entered.iter().any(|entity| entity.id == id);
+        let in_changed = snapshot.changed.iter().any(|change| change.id == id);
+        match (baseline.get(id), by_id.get(&id)) {
+            (Some(_), None) => {
+                prop_assert!(!in_entered && !in_changed);
+                left += usize::from(in_left);
+                slots.push(Slot {
+                    id,
+                    rank: f32::NEG_INFINITY,
+                    cost: encoded_len(&id),
+                    sent: in_left,
+                    leave: true,
+                });
+            }
+            (None, Some(new)) => {
+                prop_assert!(!in_left && !in_changed);
+                if in_entered {
+                    prop_assert!(snapshot.entered.contains(&new.state));
+                }
+                entered += usize::from(in_entered);
+                slots.push(Slot {
+                    id,
+                    rank: new.priority,
+                    cost: encoded_len(&new.state),
+                    sent: in_entered,
+                    leave: false,
+                });
+            }
+            (Some(old), Some(new))
+                if old.kind != new.state.kind || old.radius_cm != new.state.radius_cm =>
+            {
+                prop_assert!(!in_changed);
+                prop_assert_eq!(in_left, in_entered, "a replacement is sent whole");
+                if in_entered {
+                    prop_assert!(snapshot.entered.contains(&new.state));
+                }
+                left += usize::from(in_left);
+                entered += usize::from(in_entered);
+                slots.push(Slot {
+                    id,
+                    rank: new.priority,
+                    cost: encoded_len(&id) + encoded_len(&new.state),
+                    sent: in_entered,
+                    leave: false,
+                });
+            }
+            (Some(old), Some(new)) if *old == new.state => {
+                prop_assert!(
+                    !in_left && !in_entered && !in_changed,
+                    "unchanged {id:?} was sent"
+                );
+            }
+            (Some(old), Some(new)) => {
+                prop_assert!(!in_left && !in_entered);
+                let change = Change {
+                    id,
+                    dx_cm: new.state.pos.x_cm - old.pos.x_cm,
+                    dy_cm: new.state.pos.y_cm - old.pos.y_cm,
+                    motion: (new.state.motion != old.motion).then_some(new.state.motion),
+                };
+                if in_changed {
+                    prop_assert!(snapshot.changed.contains(&change));
+                }
+                changed += usize::from(in_changed);
+                slots.push(Slot {
+                    id,
+                    rank: new.priority,
+                    cost: encoded_len(&change),
+                    sent: in_changed,
+                    leave: false,
+                });
+            }
+            (None, None) => return Err(fail("an id from nowhere")),
+        }
+    }
+    // Together with the checks above: the lists hold exactly the sent slots.
+    prop_assert_eq!(left, snapshot.left.len());
+    prop_assert_eq!(entered, snapshot.entered.len());
+    prop_assert_eq!(changed, snapshot.changed.len());
+
+    let any_other_sent = slots.iter().any(|slot| slot.sent && !slot.leave);
+    for out in slots.iter().filter(|slot| !slot.sent) {
+        prop_assert!(
+            encoded_bytes + LENGTH_SLACK + out.cost > budget,
+            "{:?} ({} bytes) was left out of {encoded_bytes} bytes with a budget of {budget}",
+            out.id,
+            out.cost
+        );
+        for later in slots
+            .iter()
+            .filter(|slot| slot.sent && slot.rank > out.rank)
+        {
+            prop_assert!(
+                later.cost < out.cost,
+                "{:?} (rank {}, {} bytes) was sent but {:?} (rank {}, {} bytes) was not",
+                later.id,
+                later.rank,
+                later.cost,
+                out.id,
+                out.rank,
+                out.cost
+            );
+        }
+        if out.leave {
+            prop_assert!(!any_other_sent, "{:?} left out for another entity", out.id);
+        }
+    }
+    Ok(())
+}
+
+/// A strategy for positions far from the ends of `i32`, so that the difference of two
+/// stays in range (the documented domain: ±21,000 km).
+fn safe_pos() -> impl Strategy<Value = QPos> {
+    let cm = -(1 << 29)..(1 << 29);
+    (cm.clone(), cm).prop_map(|(x_cm, y_cm)| QPos { x_cm, y_cm })
+}
+
+/// Entities with ids from a pool of 40 slots and 2 generations, so that a baseline and a
+/// current set overlap.
+fn pooled_entity() -> impl Strategy<Value = EntityState> {
+    (
+        0..40u32,
+        0..2u32,
+        kind(),
+        prop_oneof![Just(40u16), any::<u16>()],
+        prop_oneof![
+            safe_pos(),
+            (-50..50i32, -50..50i32).prop_map(|(x_cm, y_cm)| QPos { x_cm, y_cm })
+        ],
+        motion(),
+    )
+        .prop_map(
+            |(index, generation, kind, radius_cm, pos, motion)| EntityState {
+                id: NetId { index, generation },
+                kind,
+                radius_cm,
+                pos,
+                motion,
+            },
+        )
+}
+
+/// Current entities, sorted by id without repeats, with priorities that tie often.
+fn candidates() -> impl Strategy<Value = Vec<Candidate>> {
+    vec((pooled_entity(), 0..20u8), 0..20).prop_map(|entities| {
+        let states: BTreeMap<NetId, (EntityState, u8)> = entities
+            .into_iter()
+            .map(|(state, priority)| (state.id, (state, priority)))
+            .collect();
+        states
+            .into_values()
+            .map(|(state, priority)| Candidate {
+                state,
+                priority: f32::from(priority),
+            })
+            .collect()
+    })
+}
+
+/// The smallest budget that holds a snapshot with this header (the error names it).
+fn needed_budget(header: SnapshotHeader) -> usize {
+    match build_snapshot(header, &View::new(), &[], 0) {
+        Err(BuildError::BudgetTooSmall { needed, .. }) => needed,
+        other => panic!("a budget of 0 bytes was accepted: {other:?}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(crate::config(1024))]
+
+    /// With room for everything, every snapshot the client applies gives exactly the
+    /// world's state of its tick, through loss, delay and lost acknowledgements.
+    #[test]
+    fn delta_reconstructs_the_world(steps in steps()) {
+        simulate(&steps, MAX_DATAGRAM_BYTES, true)?;
+    }
+
+    /// With a small budget, client and server agree on every view, snapshots keep the
+    /// budget and spend it nearest first, and the client catches up once the world is
+    /// still.
+    #[test]
+    fn small_budgets_agree_and_converge(steps in steps(), budget in 36..=160usize) {
+        simulate(&steps, budget, false)?;
+    }
+
+    /// The fixed small budget the server might use.
+    #[test]
+    fn budget_of_200_bytes(steps in steps()) {
+        simulate(&steps, 200, false)?;
+    }
+
+    /// Any baseline and current set, with wide ids and positions: the snapshot takes the
+    /// baseline to the view the server expects, within any budget that holds its header,
+    /// and to the current set itself when the budget holds everything.
+    #[test]
+    fn any_delta_applies_to_the_promised_view(
+        baseline in vec(pooled_entity(), 0..20),
+        current in candidates(),
+        tick in any::<u64>(),
+        baseline_tick in proptest::option::of(any::<u64>()),
+        last_input_seq in any::<u32>(),
+        budget in prop_oneof![Just(MAX_DATAGRAM_BYTES), 0..=MAX_DATAGRAM_BYTES],
+    ) {
+        let baseline = View::from_entities(baseline);
+        let header = SnapshotHeader { tick, baseline_tick, last_input_seq };
+        let needed = needed_budget(header);
+        match build_snapshot(header, &baseline, &current, budget) {
+            Ok((snapshot, view)) => {
+                prop_assert!(budget >= needed);
+                prop_assert_eq!(snapshot.tick, tick);
+                prop_assert_eq!(snapshot.baseline_tick, baseline_tick);
+                prop_assert_eq!(snapshot.last_input_seq, last_input_seq);
+                let bytes = encode_datagram(&ServerDatagram::Snapshot(snapshot.clone()))
+                    .map_err(fail)?;
+                prop_assert!(bytes.len() <= budget);
+                prop_assert_eq!(&baseline.apply(&snapshot).map_err(fail)?, &view);
+                check_budget_spending(&baseline, &current, &snapshot, bytes.len(), budget)?;
+                if budget == MAX_DATAGRAM_BYTES {
+                    let states = current.iter().map(|c| c.state).collect();
+                    prop_assert_eq!(view, View::from_entities(states));
+                }
+            }
+            Err(err) => {
+                prop_assert!(budget < needed);
+                prop_assert_eq!(err, BuildError::BudgetTooSmall { budget, needed });
+            }
+        }
+    }
+
+    /// `View::apply` refuses a snapshot that does not fit its view: leaving or changing an
+    /// entity it does not hold, entering one it does, and any id listed twice.
+    #[test]
+    fn apply_refuses_snapshots_of_another_baseline(
+        entities in vec(pooled_entity(), 0..10),
+        other in pooled_entity(),
+        list in 0..3usize,
+    ) {
+        let view = View::from_entities(entities);
+        let id = other.id;
+        let change = Change { id, dx_cm: 1, dy_cm: 0, motion: None };
+        if let Some(&held) = view.get(id) {
+            let entered = Snapshot { entered: vec![other], ..Snapshot::default() };
+            prop_assert_eq!(view.apply(&entered), Err(ApplyError::EnteredTwice(id)));
+            // Leaving and entering in one snapshot is how an entity is replaced.
+            let replaced = Snapshot { left: vec![id], entered: vec![other], ..Snapshot::default() };
+            let after = view.apply(&replaced).map_err(fail)?;
+            prop_assert_eq!(after.get(id), Some(&other));
+            prop_assert_eq!(after.len(), view.len());
+            // Changing an entity that leaves in the same snapshot is a contradiction.
+            let both = Snapshot { left: vec![id], changed: vec![change], ..Snapshot::default() };
+            prop_assert_eq!(view.apply(&both), Err(ApplyError::ChangedUnknown(id)));
+            let moved = view.apply(&Snapshot { changed: vec![change], ..Snapshot::default() })
+                .map_err(fail)?;
+            prop_assert_eq!(moved.get(id).map(|e| e.pos.x_cm), Some(held.pos.x_cm + 1));
+        } else {
+            let left = Snapshot { left: vec![id], ..Snapshot::default() };
+            prop_assert_eq!(view.apply(&left), Err(ApplyError::LeftUnknown(id)));
+            let changed = Snapshot { changed: vec![change], ..Snapshot::default() };
+            prop_assert_eq!(view.apply(&changed), Err(ApplyError::ChangedUnknown(id)));
+            let entered = view
+                .apply(&Snapshot { entered: vec![other], ..Snapshot::default() })
+                .map_err(fail)?;
+            prop_assert_eq!(entered.get(id), Some(&other));
+        }
+        // Duplicates are refused whatever the view holds.
+        let twice = match list {
+            0 => Snapshot { left: vec![id, id], ..Snapshot::default() },
+            1 => Snapshot { changed: vec![change, change], ..Snapshot::default() },
+            _ => Snapshot { entered: vec![other, other], ..Snapshot::default() },
+        };
+        prop_assert_eq!(view.apply(&twice), Err(ApplyError::Duplicate(id)));
+    }
+
+    /// `build_snapshot` refuses current entities out of order or repeated, naming the
+    /// first id out of place.
+    #[test]
+    fn build_refuses_unsorted_entities(current in candidates(), at in any::<usize>(), swap in any::<bool>()) {
+        prop_assume!(current.len() >= 2);
+        let at = at % (current.len() - 1);
+        let mut broken = current.clone();
+        let expected = current[at].state.id;
+        if swap {
+            broken.swap(at, at + 1);
+        } else {
+            broken.insert(at + 1, current[at]);
+        }
+        let header = SnapshotHeader { tick: 1, baseline_tick: None, last_input_seq: 0 };
+        prop_assert_eq!(
+            build_snapshot(header, &View::new(), &broken, MAX_DATAGRAM_BYTES),
+            Err(BuildError::Unsorted(expected))
+        );
+    }
+
+    /// The smallest budget holds an empty snapshot of the header and nothing more; a
+    /// byte less is refused.
+    #[test]
+    fn build_refuses_budgets_below_an_empty_snapshot(
+        tick in any::<u64>(),
+        baseline_tick in proptest::option::of(any::<u64>()),
+        last_input_seq in any::<u32>(),
+        current in candidates(),
+    ) {
+        let header = SnapshotHeader { tick, baseline_tick, last_input_seq };
+        let needed = needed_budget(header);
+        let empty = Snapshot { tick, baseline_tick, last_input_seq, ..Snapshot::default() };
+        prop_assert!(needed > encoded_len(&ServerDatagram::Snapshot(empty.clone())));
+        prop_assert_eq!(
+            build_snapshot(header, &View::new(), &current, needed - 1),
+            Err(BuildError::BudgetTooSmall { budget: needed - 1, needed })
+        );
+        let (snapshot, view) = build_snapshot(header, &View::new(), &current, needed)
+            .map_err(fail)?;
+        prop_assert_eq!(snapshot, empty);
+        prop_assert!(view.is_empty());
+    }
+}
+
+/// Entities near the origin with small ids: each takes few bytes on the wire but a full
+/// `EntityState` in memory, the most entities one datagram can carry.
+fn crowd() -> impl Strategy<Value = Vec<Candidate>> {
+    vec(
+        (0..400u32, 0..2u32, kind(), -60..60i32, -60..60i32, motion()),
+        0..300,
+    )
+    .prop_map(|entities| {
+        let states: BTreeMap<NetId, EntityState> = entities
+            .into_iter()
+            .map(|(index, generation, kind, x_cm, y_cm, motion)| {
+                let id = NetId { index, generation };
+                let pos = QPos { x_cm, y_cm };
+                (
+                    id,
+                    EntityState {
+                        id,
+                        kind,
+                        radius_cm: 40,
+                        pos,
+                        motion,
+                    },
+                )
+            })
+            .collect();
+        states
+            .into_values()
+            .map(|state| Candidate {
+                state,
+                priority: f32::from(state.pos.x_cm.unsigned_abs() as u16),
+            })
+            .collect()
+    })
+}
+
+/// Builds, encodes, decodes and applies one snapshot; checks that it decodes whatever it
+/// holds, keeps its budget and gives the promised view. Returns that view.
+fn send_and_apply(
+    tick: u64,
+    baseline: (Option<u64>, &View),
+    current: &[Candidate],
+    budget: usize,
+) -> Result<View, TestCaseError> {
+    let header = SnapshotHeader {
+        tick,
+        baseline_tick: baseline.0,
+        last_input_seq: 0,
+    };
+    let (snapshot, view) = build_snapshot(header, baseline.1, current, budget).map_err(fail)?;
+    let bytes = encode_datagram(&ServerDatagram::Snapshot(snapshot.clone())).map_err(fail)?;
+    prop_assert!(
+        bytes.len() <= budget,
+        "{} bytes for a budget of {budget}",
+        bytes.len()
+    );
+    let ServerDatagram::Snapshot(decoded) =
+        decode_datagram::<ServerDatagram>(&bytes).map_err(|err| {
+            fail(format!(
+                "{} entered, {} changed, {} left in {} bytes: {err}",
+                snapshot.entered.len(),
+                snapshot.changed.len(),
+                snapshot.left.len(),
+                bytes.len()
+            ))
+        })?;
+    prop_assert_eq!(&decoded, &snapshot);
+    prop_assert_eq!(&baseline.1.apply(&decoded).map_err(fail)?, &view);
+    Ok(view)
+}
+
+proptest! {
+    #![proptest_config(crate::config(256))]
+
+    /// Every snapshot the budget admits decodes, however many entities it holds (the
+    /// decoder's limits must not be stricter than the encoder's: bincode's decode limit
+    /// counts the in-memory size of what it reads, several times the wire size here), and
+    /// lists long enough for their length prefix to take three bytes stay in budget.
+    #[test]
+    fn crowded_snapshots_decode(
+        current in crowd(),
+        budget in prop_oneof![Just(MAX_DATAGRAM_BYTES), 600..=MAX_DATAGRAM_BYTES],
+    ) {
+        // Everyone enters, over as many snapshots as it takes.
+        let mut tick = 1;
+        let mut view = send_and_apply(tick, (None, &View::new()), &current, budget)?;
+        while view.len() < current.len() {
+            prop_assert!(tick < 20, "no progress");
+            tick += 1;
+            view = send_and_apply(tick, (Some(tick - 1), &view), &current, budget)?;
+        }
+        // Everyone moves a step: snapshots full of changes.
+        let moved: Vec<Candidate> = current
+            .iter()
+            .map(|c| {
+                let mut state = c.state;
+                state.pos.x_cm += 1;
+                Candidate { state, ..*c }
+            })
+            .collect();
+        tick += 1;
+        view = send_and_apply(tick, (Some(tick - 1), &view), &moved, budget)?;
+        // Everyone leaves: up to 300 leaves of 2 to 4 bytes in one list.
+        tick += 1;
+        send_and_apply(tick, (Some(tick - 1), &view), &[], budget)?;
+    }
+}
+
+fn entity(index: u32, x_cm: i32) -> EntityState {
+    EntityState {
+        id: NetId {
+            index,
+            generation: 0,
+        },
+        kind: EntityKind::Npc,
+        radius_cm: 40,
+        pos: QPos { x_cm, y_cm: 0 },
+        motion: Motion::Idle,
+    }
+}
+
+/// The refusals of `View::apply`, one by one, with ids below, between and above the
+/// view's (a merge can go wrong at either end).
+#[test]
+fn apply_refusals() {
+    let view = View::from_entities(vec![entity(2, 0), entity(4, i32::MAX)]);
+    let id = |index| NetId {
+        index,
+        generation: 0,
+    };
+    let change = |index| Change {
+        id: id(index),
+        dx_cm: 1,
+        dy_cm: 0,
+        motion: Some(Motion::Moving),
+    };
+    for unknown in [1, 3, 5] {
+        let left = Snapshot {
+            left: vec![id(unknown)],
+            ..Snapshot::default()
+        };
+        assert_eq!(view.apply(&left), Err(ApplyError::LeftUnknown(id(unknown))));
+        let changed = Snapshot {
+            changed: vec![change(unknown)],
+            ..Snapshot::default()
+        };
+        assert_eq!(
+            view.apply(&changed),
+            Err(ApplyError::ChangedUnknown(id(unknown)))
+        );
+    }
+    let entered = Snapshot {
+        entered: vec![entity(5, 0), entity(2, 7)],
+        ..Snapshot::default()
+    };
+    assert_eq!(view.apply(&entered), Err(ApplyError::EnteredTwice(id(2))));
+    let twice = Snapshot {
+        left: vec![id(4), id(2), id(4)],
+        ..Snapshot::default()
+    };
+    assert_eq!(view.apply(&twice), Err(ApplyError::Duplicate(id(4))));
+    let overflow = Snapshot {
+        changed: vec![change(4)],
+        ..Snapshot::default()
+    };
+    assert_eq!(view.apply(&overflow), Err(ApplyError::Overflow(id(4))));
+    // Lists in any order apply as if sorted.
+    let unsorted = Snapshot {
+        left: vec![id(4), id(2)],
+        entered: vec![entity(9, 1), entity(1, 1)],
+        ..Snapshot::default()
+    };
+    assert_eq!(
+        view.apply(&unsorted),
+        Ok(View::from_entities(vec![entity(1, 1), entity(9, 1)]))
+    );
+}
+
+/// A list of 251 items or more takes three bytes for its length instead of one; the
+/// budget must allow for that at every size. Only leaves (2 bytes each with small ids)
+/// come in such numbers within a datagram.
+#[test]
+fn long_lists_stay_in_budget() {
+    let baseline = View::from_entities(
+        (0..300)
+            .map(|at| EntityState {
+                id: NetId {
+                    index: at % 250,
+                    generation: at / 250,
+                },
+                ..entity(0, 0)
+            })
+            .collect(),
+    );
+    let header = SnapshotHeader {
+        tick: 2,
+        baseline_tick: Some(1),
+        last_input_seq: 0,
+    };
+    let mut longest = 0;
+    for budget in needed_budget(header)..=MAX_DATAGRAM_BYTES {
+        let (snapshot, view) = build_snapshot(header, &baseline, &[], budget).expect("builds");
+        longest = longest.max(snapshot.left.len());
+        let bytes = encode_datagram(&ServerDatagram::Snapshot(snapshot)).expect("encodes");
+        assert!(bytes.len() <= budget, "{} bytes for {budget}", bytes.len());
+        let ServerDatagram::Snapshot(decoded) = decode_datagram(&bytes).expect("decodes");
+        assert_eq!(baseline.apply(&decoded), Ok(view));
+    }
+    assert_eq!(longest, 300);
+}
+
+/// A budget that cannot hold everything sends the nearest first and keeps the baseline's
+/// state for the rest, which later snapshots then send.
+#[test]
+fn far_entities_wait_for_later_snapshots() {
+    let current: Vec<Candidate> = (0..60)
+        .map(|index| Candidate {
+            // Positions of equal encoded size: every entry costs the same bytes.
+            state: entity(index, 1_000 + 100 * index as i32),
+            // Odd slots are near, even ones far.
+            priority: if index % 2 == 1 { 1.0 } else { 1_000.0 },
+        })
+        .collect();
+    let header = |tick, baseline_tick| SnapshotHeader {
+        tick,
+        baseline_tick,
+        last_input_seq: 0,
+    };
+    let (first, view) =
+        build_snapshot(header(1, None), &View::new(), &current, 200).expect("builds");
+    assert!(!first.entered.is_empty() && first.entered.len() < current.len());
+    assert!(first.entered.iter().all(|entity| entity.id.index % 2 == 1));
+    assert_eq!(View::new().apply(&first), Ok(view.clone()));
+
+    let mut view = view;
+    let mut tick = 1;
+    while view.len() < current.len() {
+        tick += 1;
+        let (next, after) =
+            build_snapshot(header(tick, Some(tick - 1)), &view, &current, 200).expect("builds");
+        assert!(!next.entered.is_empty(), "no progress at tick {tick}");
+        assert_eq!(view.apply(&next), Ok(after.clone()));
+        view = after;
+    }
+    let states = current.iter().map(|c| c.state).collect();
+    assert_eq!(view, View::from_entities(states));
+}
