@@ -284,36 +284,48 @@ pub fn build_snapshot(
             Slot::Enter(c) | Slot::Change(_, c) | Slot::Replace(_, c) => current[c].priority,
         }
     };
-    let mut order: Vec<usize> = (0..slots.len())
+    // A leave costs at least two bytes (an id) and anything else at least five (an id, two
+    // deltas, a motion flag), so at most `leaves + room / 5` items fit: only that many
+    // best-ranked slots need ordering at first. Should some of them not fit and room
+    // remain, the rest is ordered too, so the visiting order is always the full ranking.
+    const MIN_LEAVE_BYTES: usize = 2;
+    const MIN_OTHER_BYTES: usize = 5;
+    let mut order: Vec<(f32, u32)> = (0..slots.len())
         .filter(|&at| !matches!(slots[at], Slot::Keep(_)))
+        .map(|at| (rank(&slots[at]), at as u32))
         .collect();
-    order.sort_by(|&x, &y| rank(&slots[x]).total_cmp(&rank(&slots[y])));
-
+    let by_rank = |x: &(f32, u32), y: &(f32, u32)| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1));
+    let leaves = slots.iter().filter(|s| matches!(s, Slot::Leave(_))).count();
+    let fit = (leaves + (budget_bytes - used) / MIN_OTHER_BYTES).min(order.len());
+    if fit < order.len() {
+        order.select_nth_unstable_by(fit, by_rank);
+    }
+    let (head, tail) = order.split_at_mut(fit);
     let mut sent = vec![false; slots.len()];
-    for at in order {
-        let cost = match slots[at] {
-            Slot::Keep(_) => 0,
-            Slot::Leave(b) => encoded_len(&base[b].id),
-            Slot::Enter(c) => encoded_len(&current[c].state),
-            Slot::Change(b, c) => encoded_len(&change_between(&base[b], &current[c].state)),
-            Slot::Replace(b, c) => encoded_len(&base[b].id) + encoded_len(&current[c].state),
-        };
-        if used + cost > budget_bytes {
-            continue;
+    for round in [head, tail] {
+        let room = budget_bytes - used;
+        let leaves_left = round
+            .iter()
+            .any(|(_, at)| matches!(slots[*at as usize], Slot::Leave(_)));
+        if room < MIN_LEAVE_BYTES || (room < MIN_OTHER_BYTES && !leaves_left) {
+            break;
         }
-        used += cost;
-        sent[at] = true;
-        match slots[at] {
-            Slot::Keep(_) => {}
-            Slot::Leave(b) => snapshot.left.push(base[b].id),
-            Slot::Enter(c) => snapshot.entered.push(current[c].state),
-            Slot::Change(b, c) => snapshot
-                .changed
-                .push(change_between(&base[b], &current[c].state)),
-            Slot::Replace(b, c) => {
-                snapshot.left.push(base[b].id);
-                snapshot.entered.push(current[c].state);
+        // The tail ranks after the whole head; it is sorted only when it is needed.
+        round.sort_unstable_by(by_rank);
+        for &mut (_, at) in round {
+            if budget_bytes - used < MIN_LEAVE_BYTES {
+                break;
             }
+            let at = at as usize;
+            send_slot(
+                slots[at],
+                base,
+                current,
+                &mut snapshot,
+                &mut used,
+                budget_bytes,
+                &mut sent[at],
+            );
         }
     }
 
@@ -332,6 +344,51 @@ pub fn build_snapshot(
         entities.extend(state);
     }
     Ok((snapshot, View { entities }))
+}
+
+/// Adds a slot's items to the snapshot when they fit in what is left of the budget.
+fn send_slot(
+    slot: Slot,
+    base: &[EntityState],
+    current: &[Candidate],
+    snapshot: &mut Snapshot,
+    used: &mut usize,
+    budget_bytes: usize,
+    sent: &mut bool,
+) {
+    let mut fits = |cost: usize| {
+        let fits = *used + cost <= budget_bytes;
+        if fits {
+            *used += cost;
+            *sent = true;
+        }
+        fits
+    };
+    match slot {
+        Slot::Keep(_) => {}
+        Slot::Leave(b) => {
+            if fits(encoded_len(&base[b].id)) {
+                snapshot.left.push(base[b].id);
+            }
+        }
+        Slot::Enter(c) => {
+            if fits(encoded_len(&current[c].state)) {
+                snapshot.entered.push(current[c].state);
+            }
+        }
+        Slot::Change(b, c) => {
+            let change = change_between(&base[b], &current[c].state);
+            if fits(encoded_len(&change)) {
+                snapshot.changed.push(change);
+            }
+        }
+        Slot::Replace(b, c) => {
+            if fits(encoded_len(&base[b].id) + encoded_len(&current[c].state)) {
+                snapshot.left.push(base[b].id);
+                snapshot.entered.push(current[c].state);
+            }
+        }
+    }
 }
 
 fn change_between(old: &EntityState, new: &EntityState) -> Change {

@@ -52,7 +52,9 @@ pub struct Config {
     pub view_hysteresis_m: f32,
     /// Snapshot bytes per client per second, at most (datagram payloads).
     pub bandwidth_cap_bytes_per_sec: u32,
-    /// Largest snapshot datagram, bytes (also bounded by the path's datagram size).
+    /// Largest snapshot datagram, bytes (also bounded by the path's datagram size). The
+    /// default, 800 bytes at 20 Hz, keeps a client in a dense crowd at 16 kB/s; entities
+    /// that do not fit are sent in later snapshots, the most out-of-date and nearest first.
     pub snapshot_max_bytes: u32,
     /// Inputs per client per second; more are dropped and counted.
     pub input_rate_per_sec: u32,
@@ -90,7 +92,7 @@ impl Default for Config {
             view_radius_m: 30.0,
             view_hysteresis_m: 4.0,
             bandwidth_cap_bytes_per_sec: 64_000,
-            snapshot_max_bytes: 1_100,
+            snapshot_max_bytes: 800,
             input_rate_per_sec: 30,
             handshake_timeout_secs: 5.0,
             idle_timeout_secs: 15.0,

@@ -20,7 +20,7 @@ use sim::{Brain, EntityId, Input, Kind, PhaseClock, Vec2, World, WorldConfig};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, info, warn};
 
-use crate::interest::{ClientView, Frame, ViewRange, net_id};
+use crate::interest::{ClientView, Frame, Scratch, ViewRange, net_id};
 use crate::metrics::{InputDrop, Metrics, SnapshotDrop};
 use crate::sample::{PointSampler, Rng, SpawnPlacer};
 
@@ -166,6 +166,7 @@ pub struct Game {
     inputs: Vec<Input>,
     joins: Vec<PendingJoin>,
     orphans: Vec<EntityId>,
+    scratch: Scratch,
 }
 
 struct WallClock(Instant);
@@ -220,6 +221,7 @@ impl Game {
             inputs,
             joins: Vec::new(),
             orphans: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -377,7 +379,7 @@ impl Game {
 
     /// Builds and sends every client's snapshot for the tick just run.
     pub fn send_snapshots(&mut self) {
-        let frame = Frame::capture(&self.world, self.config.view.radius_m);
+        let frame = Frame::capture(&self.world, self.config.view);
         let tick = self.world.tick().0;
         let per_tick = f64::from(self.config.bandwidth_cap_bytes_per_sec) / 20.0;
         // A client may bank two ticks of bandwidth, so a burst of entries fits.
@@ -398,9 +400,9 @@ impl Game {
                 .min(client.tokens as usize);
             let built = client.view.snapshot(
                 &frame,
+                &mut self.scratch,
                 net_id(client.entity),
                 (pos.x, pos.y),
-                self.config.view,
                 (tick, client.applied_seq),
                 budget,
             );

@@ -16,9 +16,11 @@ use protocol::{
 };
 use sim::{EntityId, Kind, World};
 
-/// Snapshot views kept per client for delta baselines: 32 ticks (1.6 s) of
-/// acknowledgement delay before a client falls back to a full snapshot.
-pub const HISTORY: usize = 32;
+/// Snapshot views kept per client for delta baselines: 16 ticks (0.8 s) of
+/// acknowledgement delay before a client falls back to a full snapshot. A client that
+/// acknowledges every snapshot keeps only one or two (older views are dropped as soon as a
+/// newer one is acknowledged).
+pub const HISTORY: usize = 16;
 
 /// The wire id of a world entity.
 pub fn net_id(id: EntityId) -> NetId {
@@ -30,6 +32,7 @@ pub fn net_id(id: EntityId) -> NetId {
 
 /// Every body's wire state at one tick, bucketed in a grid.
 pub struct Frame {
+    range: ViewRange,
     states: Vec<EntityState>,
     positions: Vec<(f32, f32)>,
     grid: Grid,
@@ -58,9 +61,8 @@ impl Grid {
 }
 
 impl Frame {
-    /// Copies the world's bodies. `cell_m` is the grid's cell size (the view radius is a
-    /// good choice).
-    pub fn capture(world: &World, cell_m: f32) -> Frame {
+    /// Copies the world's bodies into a grid for views of `range`.
+    pub fn capture(world: &World, range: ViewRange) -> Frame {
         let bounds = world.mesh().bounds();
         let mut states = Vec::new();
         let mut positions = Vec::new();
@@ -82,18 +84,31 @@ impl Frame {
             positions,
             (bounds.min.x as f32, bounds.min.y as f32),
             (bounds.max.x as f32, bounds.max.y as f32),
-            cell_m,
+            range,
         )
     }
 
-    /// A frame from states and positions (metres) within the given bounds.
+    /// A frame from states and their positions (metres) within the given bounds, for views
+    /// of `range`. Repeated ids keep their first entry.
     pub fn from_states(
-        states: Vec<EntityState>,
-        positions: Vec<(f32, f32)>,
+        mut states: Vec<EntityState>,
+        mut positions: Vec<(f32, f32)>,
         min: (f32, f32),
         max: (f32, f32),
-        cell_m: f32,
+        range: ViewRange,
     ) -> Frame {
+        // A third of the view's reach: a view's query then scans about 1.5 times its
+        // circle's area, where cells as wide as the view would scan 2.2 times.
+        let cell_m = (range.radius_m + range.hysteresis_m.max(0.0)) / 3.0;
+        positions.truncate(states.len());
+        states.truncate(positions.len());
+        // Views merge by id and rely on frame order being id order.
+        if !states.windows(2).all(|pair| pair[0].id < pair[1].id) {
+            let mut pairs: Vec<_> = states.into_iter().zip(positions).collect();
+            pairs.sort_by_key(|(state, _)| state.id);
+            pairs.dedup_by_key(|(state, _)| state.id);
+            (states, positions) = pairs.into_iter().unzip();
+        }
         let cell_m = if cell_m.is_finite() && cell_m > 0.0 {
             cell_m
         } else {
@@ -129,6 +144,7 @@ impl Frame {
             fill[cell] += 1;
         }
         Frame {
+            range,
             states,
             positions,
             grid,
@@ -146,7 +162,7 @@ impl Frame {
     }
 
     /// Calls `visit(index, distance)` for every body within `radius` of `at`.
-    fn near(&self, at: (f32, f32), radius: f32, mut visit: impl FnMut(usize, f32)) {
+    fn near(&self, at: (f32, f32), radius: f32, mut visit: impl FnMut(u32, f32)) {
         let (c0, r0) = self.grid.cell_of(at.0 - radius, at.1 - radius);
         let (c1, r1) = self.grid.cell_of(at.0 + radius, at.1 + radius);
         for row in r0..=r1 {
@@ -155,13 +171,33 @@ impl Frame {
                 self.grid.starts[first + c0] as usize..self.grid.starts[first + c1 + 1] as usize;
             for &i in &self.grid.items[items] {
                 let (x, y) = self.positions[i as usize];
-                let d = ((x - at.0).powi(2) + (y - at.1).powi(2)).sqrt();
-                if d <= radius {
-                    visit(i as usize, d);
+                let d2 = (x - at.0).powi(2) + (y - at.1).powi(2);
+                if d2 <= radius * radius {
+                    visit(i, d2.sqrt());
                 }
             }
         }
     }
+}
+
+/// Send order when a datagram cannot hold every change (lower first): the client's own
+/// character, then entities by how wrong the client's picture of them is relative to how
+/// near they are. A new entity counts as 10 m wrong. So near entities update often, far ones
+/// less often but never starve: their error grows until they win.
+fn priority(is_me: bool, distance_m: f32, known: Option<&EntityState>, now: &EntityState) -> f32 {
+    if is_me {
+        return f32::NEG_INFINITY;
+    }
+    let error_m = match known {
+        None => 10.0,
+        Some(old) => {
+            let dx = (now.pos.x_cm as f32 - old.pos.x_cm as f32) / 100.0;
+            let dy = (now.pos.y_cm as f32 - old.pos.y_cm as f32) / 100.0;
+            let motion = if now.motion == old.motion { 0.0 } else { 0.1 };
+            (dx * dx + dy * dy).sqrt() + motion
+        }
+    };
+    -error_m / (distance_m + 1.0)
 }
 
 fn wire_motion(motion: sim::Motion) -> Motion {
@@ -192,6 +228,22 @@ pub struct ClientView {
     candidates: Vec<Candidate>,
 }
 
+/// Working memory shared by every client's snapshot in a tick (one per thread): a mark per
+/// body of the frame and its distance from the current viewer.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    marks: Vec<u64>,
+    distance: Vec<f32>,
+}
+
+impl Scratch {
+    /// Sizes the scratch for a frame of `bodies` (marks start and end all clear).
+    fn prepare(&mut self, bodies: usize) {
+        self.marks.resize(bodies.div_ceil(64), 0);
+        self.distance.resize(bodies, 0.0);
+    }
+}
+
 impl ClientView {
     /// A client that has seen nothing.
     pub fn new() -> ClientView {
@@ -220,30 +272,50 @@ impl ClientView {
     pub fn snapshot(
         &mut self,
         frame: &Frame,
+        scratch: &mut Scratch,
         me: NetId,
         at: (f32, f32),
-        range: ViewRange,
         header: (u64, u32),
         budget_bytes: usize,
     ) -> Result<Vec<u8>, BuildError> {
         let (tick, last_input_seq) = header;
         let mut candidates = std::mem::take(&mut self.candidates);
         candidates.clear();
-        let latest = self.latest();
+        let range = frame.range;
         let outer = range.radius_m + range.hysteresis_m.max(0.0);
-        frame.near(at, outer, |i, distance| {
-            let state = frame.states[i];
-            let seen = state.id == me
-                || distance <= range.radius_m
-                || latest.is_some_and(|view| view.get(state.id).is_some());
-            if seen {
-                // The client's own character goes first, then nearest first.
-                let priority = if state.id == me { -1.0 } else { distance };
-                candidates.push(Candidate { state, priority });
-            }
+        scratch.prepare(frame.len());
+        let Scratch { marks, distance } = scratch;
+        frame.near(at, outer, |i, d| {
+            marks[(i / 64) as usize] |= 1 << (i % 64);
+            distance[i as usize] = d;
         });
-        candidates.sort_unstable_by_key(|candidate| candidate.state.id);
-
+        // Frame indices follow entity ids (the world lists bodies by slot), so walking the
+        // marks in index order visits the candidates in id order, and one merge with the
+        // newest view finds what the client already knows. Marks are cleared on the way.
+        let latest = self
+            .history
+            .back()
+            .map_or(&[][..], |(_, view)| view.entities());
+        let mut at_latest = 0;
+        for (w, word) in marks.iter_mut().enumerate() {
+            let mut bits = std::mem::take(word);
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let (state, d) = (frame.states[i], distance[i]);
+                while latest.get(at_latest).is_some_and(|e| e.id < state.id) {
+                    at_latest += 1;
+                }
+                let known = latest.get(at_latest).filter(|e| e.id == state.id);
+                if state.id != me && d > range.radius_m && known.is_none() {
+                    continue;
+                }
+                candidates.push(Candidate {
+                    state,
+                    priority: priority(state.id == me, d, known, &state),
+                });
+            }
+        }
         let empty = View::new();
         let (baseline_tick, baseline) = match self.acked.and_then(|acked| {
             self.history
@@ -297,13 +369,18 @@ mod tests {
         )
     }
 
+    const RANGE: ViewRange = ViewRange {
+        radius_m: 10.0,
+        hysteresis_m: 2.0,
+    };
+
     fn frame(bodies: &[(EntityState, (f32, f32))]) -> Frame {
         Frame::from_states(
             bodies.iter().map(|b| b.0).collect(),
             bodies.iter().map(|b| b.1).collect(),
             (0.0, 0.0),
             (100.0, 100.0),
-            10.0,
+            RANGE,
         )
     }
 
@@ -313,47 +390,41 @@ mod tests {
 
     #[test]
     fn view_radius_with_hysteresis() {
-        let range = ViewRange {
-            radius_m: 10.0,
-            hysteresis_m: 2.0,
-        };
+        let mut scratch = Scratch::default();
         let me = npc(0, 50.0, 50.0);
         let mut client = ClientView::new();
         // Entity 1 at 9 m enters; entity 2 at 11 m does not.
         let f = frame(&[me, npc(1, 59.0, 50.0), npc(2, 50.0, 61.0)]);
         client
-            .snapshot(&f, me.0.id, (50.0, 50.0), range, (1, 0), 1100)
+            .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (1, 0), 1100)
             .unwrap();
         assert_eq!(ids(client.latest().unwrap()), vec![0, 1]);
         // Entity 1 moves to 11 m: it stays (within the hysteresis); entity 2 still out.
         let f = frame(&[me, npc(1, 61.0, 50.0), npc(2, 50.0, 61.0)]);
         client
-            .snapshot(&f, me.0.id, (50.0, 50.0), range, (2, 0), 1100)
+            .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (2, 0), 1100)
             .unwrap();
         assert_eq!(ids(client.latest().unwrap()), vec![0, 1]);
         // Beyond 12 m it leaves.
         let f = frame(&[me, npc(1, 62.5, 50.0), npc(2, 50.0, 61.0)]);
         client
-            .snapshot(&f, me.0.id, (50.0, 50.0), range, (3, 0), 1100)
+            .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (3, 0), 1100)
             .unwrap();
         assert_eq!(ids(client.latest().unwrap()), vec![0]);
     }
 
     #[test]
     fn deltas_follow_acknowledgements() {
-        let range = ViewRange {
-            radius_m: 10.0,
-            hysteresis_m: 2.0,
-        };
+        let mut scratch = Scratch::default();
         let me = npc(0, 50.0, 50.0);
         let mut client = ClientView::new();
         let f = frame(&[me, npc(1, 55.0, 50.0)]);
         let first = client
-            .snapshot(&f, me.0.id, (50.0, 50.0), range, (1, 0), 1100)
+            .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (1, 0), 1100)
             .unwrap();
         // Not acknowledged: the next snapshot is again against the empty view.
         let again = client
-            .snapshot(&f, me.0.id, (50.0, 50.0), range, (2, 0), 1100)
+            .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (2, 0), 1100)
             .unwrap();
         let decode = |bytes: &[u8]| match protocol::codec::decode_datagram(bytes).unwrap() {
             ServerDatagram::Snapshot(s) => s,
@@ -363,7 +434,7 @@ mod tests {
         assert_eq!(decode(&again).entered.len(), 2);
         client.acknowledge(2);
         let delta = client
-            .snapshot(&f, me.0.id, (50.0, 50.0), range, (3, 0), 1100)
+            .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (3, 0), 1100)
             .unwrap();
         let delta = decode(&delta);
         assert_eq!(delta.baseline_tick, Some(2));

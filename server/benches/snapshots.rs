@@ -1,0 +1,157 @@
+//! Snapshot building for 1,000 clients in a world of 10,000 NPCs on den520d (the embedded
+//! default map), as the world thread runs it after each step. Two parts:
+//! `snapshots/capture_10000_npcs` copies every body's wire state into the frame grid (once
+//! per tick); `snapshots/1000_clients_10000_npcs` gathers each client's view and builds and
+//! encodes its delta (per client). A tick's snapshot cost is the sum.
+//!
+//! Setup: 10,000 wandering NPCs run 2 s, then 21 consecutive ticks are captured. Every
+//! tenth NPC stands in for a client's character; each client acknowledges every snapshot,
+//! so snapshots are deltas against the previous tick, as with a client on a good link.
+//! Iterations walk the captured ticks forward and back, so consecutive snapshots are always
+//! one tick apart. Before measuring, the bench prints the bytes per client per second over
+//! one simulated second with the server's defaults (view radius 30 m, 800-byte snapshots).
+//!
+//! `cargo bench -p server --bench snapshots` runs it; add `-- --test` for a smoke run.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use protocol::NetId;
+use server::config::Config;
+use server::game::{Game, GameConfig};
+use server::interest::{ClientView, Frame, Scratch, ViewRange, net_id};
+use server::metrics::Metrics;
+
+const NPCS: u32 = 10_000;
+const CLIENT_EVERY: usize = 10;
+const FRAMES: usize = 21;
+
+struct Tick {
+    frame: Frame,
+    /// Each client's character position this tick.
+    positions: Vec<(f32, f32)>,
+}
+
+struct Setup {
+    game: Game,
+    ticks: Vec<Tick>,
+    clients: Vec<NetId>,
+    range: ViewRange,
+    budget: usize,
+}
+
+fn setup() -> Setup {
+    let config = Config::default();
+    let (mesh, _) = server::run::load_map(&config).expect("the embedded map builds");
+    let range = ViewRange {
+        radius_m: config.view_radius_m,
+        hysteresis_m: config.view_hysteresis_m,
+    };
+    let mut game = Game::new(
+        Arc::new(mesh),
+        GameConfig {
+            npcs: NPCS,
+            seed: 1,
+            spawn_point: None,
+            max_clients: 1,
+            view: range,
+            bandwidth_cap_bytes_per_sec: config.bandwidth_cap_bytes_per_sec,
+            snapshot_max_bytes: config.snapshot_max_bytes,
+            slow_client_ticks: config.slow_client_ticks,
+        },
+        Arc::new(Metrics::default()),
+    );
+    let origin = Instant::now();
+    for _ in 0..40 {
+        game.tick(origin);
+    }
+    let ids: Vec<_> = game
+        .world()
+        .bodies()
+        .step_by(CLIENT_EVERY)
+        .map(|(id, ..)| id)
+        .collect();
+    let mut ticks = Vec::with_capacity(FRAMES);
+    for _ in 0..FRAMES {
+        game.tick(origin);
+        let world = game.world();
+        let positions = ids
+            .iter()
+            .map(|&id| {
+                let (pos, _, _) = world.body(id).expect("NPCs are never removed");
+                (pos.x, pos.y)
+            })
+            .collect();
+        ticks.push(Tick {
+            frame: Frame::capture(world, range),
+            positions,
+        });
+    }
+    Setup {
+        game,
+        ticks,
+        clients: ids.into_iter().map(net_id).collect(),
+        range,
+        budget: config.snapshot_max_bytes as usize,
+    }
+}
+
+/// Builds every client's snapshot of one tick; returns the bytes sent.
+fn snapshot_all(setup: &Setup, views: &mut [ClientView], tick: &Tick, number: u64) -> usize {
+    let mut scratch = Scratch::default();
+    let mut bytes = 0;
+    for ((view, &me), &at) in views.iter_mut().zip(&setup.clients).zip(&tick.positions) {
+        let datagram = view
+            .snapshot(&tick.frame, &mut scratch, me, at, (number, 0), setup.budget)
+            .expect("the budget holds a snapshot");
+        bytes += datagram.len();
+        view.acknowledge(number);
+    }
+    bytes
+}
+
+fn bench(c: &mut Criterion) {
+    let setup = setup();
+    let mut views: Vec<ClientView> = setup.clients.iter().map(|_| ClientView::new()).collect();
+
+    // One simulated second after the first (full) snapshots: the steady delta stream.
+    snapshot_all(&setup, &mut views, &setup.ticks[0], 1);
+    let mut number = 1;
+    let mut bytes = 0;
+    for tick in &setup.ticks[1..] {
+        number += 1;
+        bytes += snapshot_all(&setup, &mut views, tick, number);
+    }
+    let seconds = (FRAMES - 1) as f64 / 20.0;
+    let clients = setup.clients.len();
+    let in_view: usize = views
+        .iter()
+        .map(|v| v.latest().map_or(0, |view| view.len()))
+        .sum();
+    println!(
+        "{clients} clients, {NPCS} NPCs: {:.0} bytes per client per second, {:.0} entities in view on average",
+        bytes as f64 / clients as f64 / seconds,
+        in_view as f64 / clients as f64
+    );
+
+    let mut order = (1..FRAMES).chain((0..FRAMES - 1).rev()).cycle();
+    let mut group = c.benchmark_group("snapshots");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(10));
+    group.bench_function("1000_clients_10000_npcs", |b| {
+        b.iter(|| {
+            let k = order.next().unwrap_or(0);
+            number += 1;
+            black_box(snapshot_all(&setup, &mut views, &setup.ticks[k], number))
+        });
+    });
+    group.bench_function("capture_10000_npcs", |b| {
+        b.iter(|| black_box(Frame::capture(setup.game.world(), setup.range)));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
