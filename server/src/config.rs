@@ -214,6 +214,12 @@ mod tests {
     }
 
     #[test]
+    fn the_example_file_states_the_defaults() {
+        let example = include_str!("../../docs/server.example.toml");
+        assert_eq!(Config::from_toml(example).unwrap(), Config::default());
+    }
+
+    #[test]
     fn toml_overrides_defaults_and_names_errors() {
         let config = Config::from_toml("npcs = 10\nlisten = \"127.0.0.1:5000\"\n").unwrap();
         assert_eq!(config.npcs, 10);

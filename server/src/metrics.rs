@@ -60,7 +60,7 @@ const BUCKETS_SECS: [f64; 12] = [
     0.000_25, 0.000_5, 0.001, 0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.025, 0.050, 0.100,
 ];
 
-/// A histogram of durations with fixed buckets ([`BUCKETS_SECS`]).
+/// A histogram of durations with fixed buckets from 0.25 ms to 100 ms.
 #[derive(Debug, Default)]
 pub struct Histogram {
     buckets: [AtomicU64; BUCKETS_SECS.len()],

@@ -82,41 +82,11 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
         }
     };
 
-    // Join the world.
     let (kick_tx, mut kick_rx) = mpsc::channel(4);
-    let (reply_tx, reply_rx) = oneshot::channel();
-    let join = ToWorld::Join {
-        session,
-        name: name.clone(),
-        sink: Box::new(conn.clone()),
-        kick: kick_tx,
-        reply: reply_tx,
-    };
-    if ctx.world.send(join).await.is_err() {
-        return disconnect(
-            &conn,
-            Some(send),
-            DisconnectReason::Shutdown,
-            "the world has stopped",
-            &ctx,
-        )
-        .await;
-    }
-    let joined = match reply_rx.await {
-        Ok(Ok(joined)) => joined,
-        Ok(Err(reason)) => {
-            let text = "the server is full".to_owned();
+    let joined = match join_world(session, &name, &conn, kick_tx, &ctx).await {
+        Ok(joined) => joined,
+        Err(End(reason, text)) => {
             return disconnect(&conn, Some(send), reason, &text, &ctx).await;
-        }
-        Err(_) => {
-            return disconnect(
-                &conn,
-                Some(send),
-                DisconnectReason::Shutdown,
-                "the world has stopped",
-                &ctx,
-            )
-            .await;
         }
     };
     let welcome = ServerMessage::Welcome(Welcome {
@@ -157,6 +127,34 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
 
 /// The control stream, the player's name, and frames already read past the login.
 type Open = (SendStream, RecvStream, String, FrameReader);
+
+/// Asks the world thread for a character and waits for it.
+async fn join_world(
+    session: SessionId,
+    name: &str,
+    conn: &Connection,
+    kick: mpsc::Sender<Kick>,
+    ctx: &SessionContext,
+) -> Result<crate::game::Joined, End> {
+    let stopped = || End::new(DisconnectReason::Shutdown, "the world has stopped");
+    let (reply, answer) = oneshot::channel();
+    let join = ToWorld::Join {
+        session,
+        name: name.to_owned(),
+        sink: Box::new(conn.clone()),
+        kick,
+        reply,
+    };
+    ctx.world.send(join).await.map_err(|_| stopped())?;
+    match answer.await {
+        Ok(Ok(joined)) => Ok(joined),
+        Ok(Err(DisconnectReason::ServerFull)) => {
+            Err(End::new(DisconnectReason::ServerFull, "the server is full"))
+        }
+        Ok(Err(reason)) => Err(End::new(reason, "the world could not place your character")),
+        Err(_) => Err(stopped()),
+    }
+}
 
 /// Accepts the control stream, reads hello and login. `Err(None)`: the connection died.
 async fn handshake(
