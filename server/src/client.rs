@@ -15,7 +15,7 @@ use quinn::{Connection, ConnectionError, SendStream};
 use thiserror::Error;
 use tokio::sync::mpsc;
 
-use crate::tls::{Fingerprint, TransportLimits, client_config};
+use crate::tls::{TransportLimits, Trust, client_config};
 
 /// Snapshot views kept as possible baselines.
 const VIEWS_KEPT: usize = 32;
@@ -42,9 +42,9 @@ pub enum ClientError {
     Protocol(String),
 }
 
-/// A client QUIC endpoint on an ephemeral local port that trusts only the certificate
-/// with this fingerprint.
-pub fn endpoint(server: SocketAddr, pinned: Fingerprint) -> Result<quinn::Endpoint, ClientError> {
+/// A client QUIC endpoint on an ephemeral local port that accepts the server certificates
+/// `trust` allows.
+pub fn endpoint(server: SocketAddr, trust: Trust) -> Result<quinn::Endpoint, ClientError> {
     use std::net::{Ipv4Addr, Ipv6Addr};
     let local: SocketAddr = match (server.is_ipv6(), server.ip().is_loopback()) {
         (false, true) => (Ipv4Addr::LOCALHOST, 0).into(),
@@ -59,7 +59,7 @@ pub fn endpoint(server: SocketAddr, pinned: Fingerprint) -> Result<quinn::Endpoi
         keep_alive: Duration::from_secs(4),
     };
     let config =
-        client_config(pinned, limits).map_err(|err| ClientError::Connect(format!("{err:#}")))?;
+        client_config(trust, limits).map_err(|err| ClientError::Connect(format!("{err:#}")))?;
     endpoint.set_default_client_config(config);
     Ok(endpoint)
 }

@@ -34,6 +34,8 @@ pub const TICK: Duration = Duration::from_millis(50);
 pub const RADIUS_M: f32 = 0.4;
 /// Walking speed of NPCs and player characters, metres per second.
 pub const SPEED_MPS: f32 = 1.5;
+/// A move-to point off the walkable area goes to the nearest walkable point this close.
+const SNAP_GOAL_M: f64 = 1_000.0;
 /// Spawn points prepared at start for joining players.
 const SPAWN_POINTS: usize = 256;
 /// How far from the configured spawn point players appear, metres.
@@ -306,7 +308,16 @@ impl Game {
                 continue;
             };
             self.inputs.push(match command {
-                Command::MoveTo { x, y } => Input::MoveTo(client.entity, Vec2::new(x, y)),
+                Command::MoveTo { x, y } => {
+                    // A point in a wall means "as near there as you can walk": the goal
+                    // moves to the nearest walkable point (sessions checked the bounds).
+                    let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
+                    let Some((goal, _)) = self.world.mesh().nearest_point(wanted, SNAP_GOAL_M)
+                    else {
+                        continue;
+                    };
+                    Input::MoveTo(client.entity, Vec2::new(goal.x as f32, goal.y as f32))
+                }
                 Command::Direction { x, y } => {
                     Input::MoveInDirection(client.entity, Vec2::new(x, y))
                 }

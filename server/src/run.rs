@@ -12,14 +12,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use navmesh::NavMesh;
 use navmesh_builder::pipeline::{SourceKind, build};
 use navmesh_builder::triangulate::RefineParams;
 use protocol::{Bounds, DisconnectReason};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use crate::config::Config;
 use crate::game::{Game, GameConfig, run_loop};
@@ -48,8 +48,17 @@ pub struct Running {
     pub fingerprint: Fingerprint,
     /// Its metrics.
     pub metrics: Arc<Metrics>,
-    shutdown: watch::Sender<bool>,
+    shutdown: Arc<watch::Sender<bool>>,
     task: tokio::task::JoinHandle<Result<()>>,
+}
+
+/// The world thread, as the accept loop keeps it.
+struct WorldThread {
+    /// Set to end the loop.
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+    /// Resolves when the thread has ended.
+    ended: oneshot::Receiver<()>,
 }
 
 impl Running {
@@ -155,11 +164,17 @@ pub async fn start(config: Config) -> Result<Running> {
     );
     let (world_tx, world_rx) = mpsc::channel(INBOX);
     let stop = Arc::new(AtomicBool::new(false));
+    // The sender is dropped when the thread ends, however it ends (a panic included), so
+    // the accept loop learns at once if the world stops before a shutdown.
+    let (ended_tx, ended_rx) = oneshot::channel::<()>();
     let world_thread = {
         let (metrics, stop, ready) = (Arc::clone(&metrics), Arc::clone(&stop), Arc::clone(&ready));
         std::thread::Builder::new()
             .name("world".to_owned())
-            .spawn(move || run_loop(game, world_rx, metrics, stop, ready))
+            .spawn(move || {
+                let _ended = ended_tx;
+                run_loop(game, world_rx, metrics, stop, ready);
+            })
             .context("cannot start the world thread")?
     };
 
@@ -187,12 +202,17 @@ pub async fn start(config: Config) -> Result<Running> {
         npcs = config.npcs,
         "server started"
     );
+    let shutdown_tx = Arc::new(shutdown_tx);
     let task = tokio::spawn(accept_loop(
         endpoint,
         ctx,
         config,
-        shutdown_rx,
-        (stop, world_thread),
+        Arc::clone(&shutdown_tx),
+        WorldThread {
+            stop,
+            thread: world_thread,
+            ended: ended_rx,
+        },
     ));
     Ok(Running {
         quic_addr,
@@ -237,9 +257,11 @@ async fn accept_loop(
     endpoint: quinn::Endpoint,
     ctx: Arc<SessionContext>,
     config: Config,
-    mut shutdown: watch::Receiver<bool>,
-    world: (Arc<AtomicBool>, std::thread::JoinHandle<()>),
+    shutdown_tx: Arc<watch::Sender<bool>>,
+    mut world: WorldThread,
 ) -> Result<()> {
+    let mut shutdown = shutdown_tx.subscribe();
+    let mut world_failed = false;
     let slots = Arc::new(Mutex::new(Slots::default()));
     let mut sessions = JoinSet::new();
     let mut next_session = 1u64;
@@ -292,6 +314,12 @@ async fn accept_loop(
             }
             Some(_) = sessions.join_next(), if !sessions.is_empty() => {}
             _ = shutdown.changed() => break,
+            _ = &mut world.ended => {
+                error!("the world thread stopped unexpectedly; shutting down");
+                world_failed = true;
+                shutdown_tx.send_replace(true);
+                break;
+            }
         }
     }
 
@@ -310,17 +338,22 @@ async fn accept_loop(
         );
         sessions.abort_all();
     }
-    let (stop, thread) = world;
-    stop.store(true, Ordering::Relaxed);
-    tokio::task::spawn_blocking(move || thread.join())
+    world.stop.store(true, Ordering::Relaxed);
+    let thread = world.thread;
+    let joined = tokio::task::spawn_blocking(move || thread.join())
         .await
-        .map_err(|err| anyhow!("cannot join the world thread: {err}"))?
-        .map_err(|_| anyhow!("the world thread panicked"))?;
+        .map_err(|err| anyhow!("cannot join the world thread: {err}"))?;
     endpoint.close(
         DisconnectReason::Shutdown.code().into(),
         b"server shut down",
     );
     let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
+    if joined.is_err() {
+        bail!("the world thread panicked");
+    }
+    if world_failed {
+        bail!("the world thread stopped before the shutdown");
+    }
     info!("server stopped");
     Ok(())
 }

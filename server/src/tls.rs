@@ -163,15 +163,25 @@ fn transport(limits: TransportLimits, side: Side) -> Result<quinn::TransportConf
     Ok(transport)
 }
 
-/// A client configuration that accepts exactly the server certificate with this
-/// fingerprint (no certificate authority involved), speaking the protocol's ALPN.
-pub fn client_config(pinned: Fingerprint, limits: TransportLimits) -> Result<quinn::ClientConfig> {
+/// Which server certificates a client accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// Exactly the certificate with this SHA-256 fingerprint.
+    Pinned(Fingerprint),
+    /// Any certificate: no protection against an impostor. For tests and load tests
+    /// against a server on this machine only.
+    AnyCertificate,
+}
+
+/// A client configuration that accepts the server certificates `trust` allows (no
+/// certificate authority involved), speaking the protocol's ALPN.
+pub fn client_config(trust: Trust, limits: TransportLimits) -> Result<quinn::ClientConfig> {
     let provider = provider();
     let mut tls = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(&[&rustls::version::TLS13])
         .context("TLS 1.3 is unavailable")?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(PinnedVerifier { pinned, provider }))
+        .with_custom_certificate_verifier(Arc::new(PinnedVerifier { trust, provider }))
         .with_no_client_auth();
     tls.alpn_protocols = vec![protocol::ALPN.to_vec()];
     let crypto = QuicClientConfig::try_from(tls).context("TLS configuration unusable for QUIC")?;
@@ -180,10 +190,10 @@ pub fn client_config(pinned: Fingerprint, limits: TransportLimits) -> Result<qui
     Ok(config)
 }
 
-/// Accepts the one certificate whose SHA-256 matches; checks handshake signatures with it.
+/// Accepts the certificate `trust` allows; checks handshake signatures with it.
 #[derive(Debug)]
 struct PinnedVerifier {
-    pinned: Fingerprint,
+    trust: Trust,
     provider: Arc<CryptoProvider>,
 }
 
@@ -196,7 +206,11 @@ impl ServerCertVerifier for PinnedVerifier {
         _ocsp_response: &[u8],
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        if Fingerprint::of(end_entity) == self.pinned {
+        let accepted = match self.trust {
+            Trust::Pinned(pinned) => Fingerprint::of(end_entity) == pinned,
+            Trust::AnyCertificate => true,
+        };
+        if accepted {
             Ok(ServerCertVerified::assertion())
         } else {
             Err(rustls::Error::InvalidCertificate(

@@ -13,6 +13,7 @@ use protocol::{
 use server::client::{self, Client, ClientError};
 use server::config::Config;
 use server::run::{Running, start};
+use server::tls::Trust;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::timeout;
 
@@ -31,7 +32,7 @@ fn config(npcs: u32) -> Config {
 }
 
 async fn connect(server: &Running, name: &str) -> Client {
-    let endpoint = client::endpoint(server.quic_addr, server.fingerprint).unwrap();
+    let endpoint = client::endpoint(server.quic_addr, Trust::Pinned(server.fingerprint)).unwrap();
     timeout(
         Duration::from_secs(10),
         Client::connect(&endpoint, server.quic_addr, name),
@@ -180,7 +181,7 @@ async fn delta_snapshots_match_full_snapshots() {
 async fn misbehaving_clients_get_a_reason_and_others_carry_on() {
     let server = start(config(200)).await.unwrap();
     let addr = server.quic_addr;
-    let endpoint = client::endpoint(addr, server.fingerprint).unwrap();
+    let endpoint = client::endpoint(addr, Trust::Pinned(server.fingerprint)).unwrap();
     let mut good = connect(&server, "good").await;
     follow(&mut good, 3).await;
 
@@ -375,7 +376,7 @@ async fn sessions_per_address_are_capped() {
     .unwrap();
     let first = connect(&server, "one").await;
     let second = connect(&server, "two").await;
-    let endpoint = client::endpoint(server.quic_addr, server.fingerprint).unwrap();
+    let endpoint = client::endpoint(server.quic_addr, Trust::Pinned(server.fingerprint)).unwrap();
     let refused = Client::connect(&endpoint, server.quic_addr, "three").await;
     match refused {
         Err(ClientError::Disconnected { reason, text }) => {

@@ -1,0 +1,15 @@
+//! loadtest: a swarm of bots over real QUIC that proves the game server under load.
+//!
+//! A bot ([`bot::Bot`]) is a plain state machine with no I/O: it is fed what arrives and
+//! asked what to send, and it checks what it sees (ticks forward, snapshots that apply,
+//! positions in bounds, its character moving when ordered). The swarm ([`swarm::run`])
+//! drives N of them over one QUIC endpoint for a bounded time and gathers round trips,
+//! snapshot intervals (HdrHistogram), bandwidth, drops by reason and violations into a
+//! [`report::Report`]; [`slo::Slo`] turns thresholds into a pass or a list of misses;
+//! [`scrape`] reads the server's own tick figures from its `/metrics`.
+
+pub mod bot;
+pub mod report;
+pub mod scrape;
+pub mod slo;
+pub mod swarm;

@@ -1,0 +1,170 @@
+//! `loadtest`: runs a bot swarm against a game server and reports; exits non-zero when an
+//! SLO is missed (naming each) or the run cannot start.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail, ensure};
+use clap::Parser;
+use loadtest::bot::Behaviour;
+use loadtest::slo::Slo;
+use loadtest::swarm::{Options, Progress, run};
+use server::tls::{Fingerprint, Trust};
+
+/// Most bots one run accepts.
+const MAX_BOTS: u64 = 20_000;
+/// Longest run accepted, seconds.
+const MAX_SECONDS: f64 = 3_600.0;
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "A QUIC bot swarm that measures a game server under load"
+)]
+struct Cli {
+    /// The server's QUIC address; the swarm targets only this address.
+    #[arg(long, value_name = "HOST:PORT")]
+    server: String,
+    /// Bots to run (at most 20,000).
+    #[arg(long, value_name = "N")]
+    bots: u64,
+    /// Seconds over which the bots start, evenly spread.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    ramp: f64,
+    /// Seconds the run lasts, ramp included (at most 3,600).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    duration: f64,
+    /// Seconds at the start left out of percentiles and rates.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    warmup: f64,
+    /// How the bots play.
+    #[arg(long, value_enum, default_value_t = Behaviour::Wander)]
+    behaviour: Behaviour,
+    /// Accept only the server certificate with this SHA-256 fingerprint (the server logs it).
+    #[arg(
+        long,
+        value_name = "HEX",
+        conflicts_with = "insecure_local",
+        required_unless_present = "insecure_local"
+    )]
+    cert_fingerprint: Option<String>,
+    /// Accept any certificate; only allowed for a server on this machine (loopback).
+    #[arg(long)]
+    insecure_local: bool,
+    /// Also write the report as JSON here.
+    #[arg(long, value_name = "OUT.json")]
+    report: Option<PathBuf>,
+    /// Thresholds (TOML); the exit code is 2 when any is missed.
+    #[arg(long, value_name = "FILE")]
+    slo: Option<PathBuf>,
+    /// The server's metrics URL (http://HOST:PORT/metrics), scraped at start and end.
+    #[arg(long, value_name = "URL")]
+    metrics: Option<String>,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    match start() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(2),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn seconds(name: &str, value: f64) -> Result<Duration> {
+    ensure!(
+        value.is_finite() && (0.0..=MAX_SECONDS).contains(&value),
+        "--{name} must be between 0 and {MAX_SECONDS} seconds, got {value}"
+    );
+    Ok(Duration::from_secs_f64(value))
+}
+
+/// Runs the swarm; `Ok(false)` when an SLO was missed.
+fn start() -> Result<bool> {
+    let cli = Cli::parse();
+    ensure!(
+        (1..=MAX_BOTS).contains(&cli.bots),
+        "--bots must be between 1 and {MAX_BOTS}, got {}",
+        cli.bots
+    );
+    let duration = seconds("duration", cli.duration)?;
+    ensure!(duration > Duration::ZERO, "--duration must be above 0");
+    let ramp = seconds("ramp", cli.ramp)?;
+    let warmup = seconds("warmup", cli.warmup)?;
+    ensure!(
+        ramp <= duration,
+        "--ramp ({} s) must not exceed --duration ({} s)",
+        cli.ramp,
+        cli.duration
+    );
+    ensure!(
+        warmup < duration,
+        "--warmup ({} s) must be shorter than --duration ({} s)",
+        cli.warmup,
+        cli.duration
+    );
+    let server: SocketAddr = cli
+        .server
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve --server {}", cli.server))?
+        .next()
+        .with_context(|| format!("--server {} resolves to no address", cli.server))?;
+    let trust = match (&cli.cert_fingerprint, cli.insecure_local) {
+        (Some(hex), _) => Trust::Pinned(Fingerprint::parse(hex).context("--cert-fingerprint")?),
+        (None, true) => {
+            if !server.ip().is_loopback() {
+                bail!("--insecure-local only works with a loopback server address, not {server}");
+            }
+            Trust::AnyCertificate
+        }
+        (None, false) => {
+            bail!("give --cert-fingerprint HEX (or --insecure-local for a server on this machine)")
+        }
+    };
+    let slo = cli.slo.as_deref().map(Slo::from_file).transpose()?;
+    let options = Options {
+        server,
+        bots: cli.bots,
+        ramp,
+        duration,
+        warmup,
+        behaviour: cli.behaviour,
+        trust,
+        metrics_url: cli.metrics.clone(),
+        progress: if cli.quiet {
+            Progress::Quiet
+        } else {
+            Progress::Auto
+        },
+    };
+    // One thread: the whole swarm on one core, as the benchmark promises.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let report = runtime.block_on(run(options))?;
+    print!("{}", report.table());
+    if let Some(path) = &cli.report {
+        let json = serde_json::to_string_pretty(&report).context("cannot encode the report")?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let Some(slo) = slo else {
+        return Ok(true);
+    };
+    let misses = slo.misses(&report);
+    for miss in &misses {
+        println!("SLO missed: {miss}");
+    }
+    if misses.is_empty() {
+        println!("SLO met");
+    }
+    Ok(misses.is_empty())
+}

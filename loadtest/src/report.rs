@@ -1,0 +1,270 @@
+//! What a swarm run found: the report as a table and as JSON, and the aggregate the bots
+//! feed while it runs.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::bot::Violation;
+use crate::scrape::ServerFigures;
+
+/// Percentiles of a latency distribution, milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Samples.
+    pub count: u64,
+    /// Median.
+    pub p50_ms: f64,
+    /// 90th percentile.
+    pub p90_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// 99.9th percentile.
+    pub p999_ms: f64,
+    /// Largest.
+    pub max_ms: f64,
+}
+
+impl Percentiles {
+    /// From a histogram of microseconds.
+    pub fn of(hist: &Histogram<u64>) -> Percentiles {
+        let ms = |us: u64| us as f64 / 1_000.0;
+        if hist.is_empty() {
+            return Percentiles::default();
+        }
+        Percentiles {
+            count: hist.len(),
+            p50_ms: ms(hist.value_at_quantile(0.5)),
+            p90_ms: ms(hist.value_at_quantile(0.9)),
+            p99_ms: ms(hist.value_at_quantile(0.99)),
+            p999_ms: ms(hist.value_at_quantile(0.999)),
+            max_ms: ms(hist.max()),
+        }
+    }
+}
+
+/// One second of the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Second {
+    /// Seconds since the start.
+    pub t: u64,
+    /// Bots in session at the end of the second.
+    pub connected: u64,
+    /// Snapshots applied during the second, all bots.
+    pub snapshots: u64,
+    /// Bytes received during the second, all bots (datagrams and frames).
+    pub bytes_in: u64,
+    /// Bytes sent during the second, all bots.
+    pub bytes_out: u64,
+    /// Round-trip p99 of the second, milliseconds.
+    pub rtt_p99_ms: f64,
+    /// Violations during the second.
+    pub violations: u64,
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Server address.
+    pub server: String,
+    /// Bots asked for.
+    pub bots: u64,
+    /// Behaviour asked for.
+    pub behaviour: String,
+    /// Seconds the run lasted.
+    pub duration_secs: f64,
+    /// Seconds at the start left out of the percentiles and rates.
+    pub warmup_secs: f64,
+    /// Bots that logged in.
+    pub connected: u64,
+    /// Most bots in session at once.
+    pub peak_connected: u64,
+    /// Bots that never logged in, by reason.
+    pub failed_to_connect: BTreeMap<String, u64>,
+    /// Sessions that ended before the run did, by reason.
+    pub dropped: BTreeMap<String, u64>,
+    /// Input sent → first snapshot acknowledging it.
+    pub rtt: Percentiles,
+    /// Time between consecutive snapshots of one bot.
+    pub snapshot_interval: Percentiles,
+    /// Received bytes per connected bot per second, after the warm-up.
+    pub bytes_in_per_bot_per_sec: f64,
+    /// Sent bytes per connected bot per second, after the warm-up.
+    pub bytes_out_per_bot_per_sec: f64,
+    /// Snapshots applied per bot per second, after the warm-up.
+    pub snapshots_per_bot_per_sec: f64,
+    /// Protocol and game-rule violations seen by the bots, by kind.
+    pub violations: BTreeMap<String, u64>,
+    /// The server's own figures over the run, when its metrics were scraped.
+    pub server_figures: Option<ServerFigures>,
+    /// One entry per second.
+    pub series: Vec<Second>,
+}
+
+impl Report {
+    /// Total violations.
+    pub fn violation_count(&self) -> u64 {
+        self.violations.values().sum()
+    }
+
+    /// Bots that failed to connect.
+    pub fn failed_count(&self) -> u64 {
+        self.failed_to_connect.values().sum()
+    }
+
+    /// Sessions dropped.
+    pub fn dropped_count(&self) -> u64 {
+        self.dropped.values().sum()
+    }
+
+    /// The human-readable table.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "load test of {} — {} {} bots for {:.0} s ({:.0} s warm-up excluded)",
+            self.server, self.bots, self.behaviour, self.duration_secs, self.warmup_secs
+        );
+        let _ = writeln!(
+            out,
+            "  bots connected      {} of {} (peak {} at once)",
+            self.connected, self.bots, self.peak_connected
+        );
+        let _ = writeln!(
+            out,
+            "  failed to connect   {}{}",
+            self.failed_count(),
+            reasons(&self.failed_to_connect)
+        );
+        let _ = writeln!(
+            out,
+            "  dropped             {}{}",
+            self.dropped_count(),
+            reasons(&self.dropped)
+        );
+        let _ = writeln!(
+            out,
+            "  {:<22}{:>8}{:>8}{:>8}{:>8}{:>8}{:>10}",
+            "ms", "p50", "p90", "p99", "p99.9", "max", "samples"
+        );
+        for (name, p) in [
+            ("input → ack RTT", &self.rtt),
+            ("snapshot interval", &self.snapshot_interval),
+        ] {
+            let _ = writeln!(
+                out,
+                "  {:<22}{:>8.1}{:>8.1}{:>8.1}{:>8.1}{:>8.1}{:>10}",
+                name, p.p50_ms, p.p90_ms, p.p99_ms, p.p999_ms, p.max_ms, p.count
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  per bot per second  {:.0} B in, {:.0} B out, {:.1} snapshots",
+            self.bytes_in_per_bot_per_sec,
+            self.bytes_out_per_bot_per_sec,
+            self.snapshots_per_bot_per_sec
+        );
+        let _ = writeln!(
+            out,
+            "  violations          {}{}",
+            self.violation_count(),
+            reasons(&self.violations)
+        );
+        if let Some(server) = &self.server_figures {
+            let _ = writeln!(
+                out,
+                "  server              tick p99 ≤ {:.1} ms over {} ticks, {} overruns, {} clients at the end",
+                server.tick_p99_ms, server.ticks, server.overruns, server.clients
+            );
+            let phases: Vec<String> = server
+                .phase_mean_ms
+                .iter()
+                .map(|(phase, ms)| format!("{phase} {ms:.2}"))
+                .collect();
+            let _ = writeln!(out, "  server mean ms      {}", phases.join(", "));
+        }
+        out
+    }
+}
+
+fn reasons(map: &BTreeMap<String, u64>) -> String {
+    if map.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = map.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    format!(" ({})", parts.join(", "))
+}
+
+/// What the bots report while the swarm runs; the swarm turns it into a [`Report`].
+pub struct Aggregate {
+    /// Round trips after the warm-up, microseconds.
+    pub rtt_us: Histogram<u64>,
+    /// Snapshot intervals after the warm-up, microseconds.
+    pub interval_us: Histogram<u64>,
+    /// Round trips of the current second, microseconds.
+    pub second_rtt_us: Histogram<u64>,
+    /// Violations by kind.
+    pub violations: BTreeMap<Violation, u64>,
+    /// Failed logins by reason.
+    pub failed: BTreeMap<String, u64>,
+    /// Dropped sessions by reason.
+    pub dropped: BTreeMap<String, u64>,
+    /// Bots in session now.
+    pub connected_now: u64,
+    /// Bots that ever logged in.
+    pub connected_ever: u64,
+    /// Most at once.
+    pub peak_connected: u64,
+    /// Counters of the current second.
+    pub second: Second,
+    /// Bytes in after the warm-up.
+    pub bytes_in: u64,
+    /// Bytes out after the warm-up.
+    pub bytes_out: u64,
+    /// Snapshots after the warm-up.
+    pub snapshots: u64,
+    /// Sum over seconds after the warm-up of bots connected (bot-seconds).
+    pub bot_seconds: u64,
+    /// Whether the warm-up is over.
+    pub measuring: bool,
+}
+
+fn histogram() -> Histogram<u64> {
+    // One microsecond to one minute with three significant digits: a fixed, small table.
+    Histogram::new_with_bounds(1, 60_000_000, 3).expect("constant histogram bounds are valid")
+}
+
+impl Default for Aggregate {
+    fn default() -> Self {
+        Aggregate {
+            rtt_us: histogram(),
+            interval_us: histogram(),
+            second_rtt_us: histogram(),
+            violations: BTreeMap::new(),
+            failed: BTreeMap::new(),
+            dropped: BTreeMap::new(),
+            connected_now: 0,
+            connected_ever: 0,
+            peak_connected: 0,
+            second: Second::default(),
+            bytes_in: 0,
+            bytes_out: 0,
+            snapshots: 0,
+            bot_seconds: 0,
+            measuring: false,
+        }
+    }
+}
+
+impl Aggregate {
+    /// Records a duration in a histogram (saturating at its bounds).
+    pub fn record(hist: &mut Histogram<u64>, duration: Duration) {
+        let us = u64::try_from(duration.as_micros())
+            .unwrap_or(u64::MAX)
+            .clamp(1, 60_000_000);
+        hist.saturating_record(us);
+    }
+}

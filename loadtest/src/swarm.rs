@@ -1,0 +1,471 @@
+//! Drives N bots over real QUIC against one server and gathers what they see into a
+//! [`Report`]. Every bot shares one QUIC endpoint (one UDP socket); each is a small task
+//! that feeds its [`Bot`] what arrives and sends what the bot asks for. The run is bounded:
+//! it ends at its duration whatever the server does.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal as _;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use protocol::codec::{FrameReader, encode_datagram, encode_frame};
+use protocol::{ClientDatagram, ClientMessage, PROTOCOL_VERSION, ServerMessage, Welcome};
+use quinn::{Connection, ConnectionError, RecvStream, SendStream};
+use server::client::{self, ClientError, close_reason};
+use server::tls::Trust;
+
+use crate::bot::{Behaviour, Bot, Sample, Violation};
+use crate::report::{Aggregate, Percentiles, Report, Second};
+use crate::scrape::{between, scrape};
+
+/// How progress is shown while the swarm runs (on stderr).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// A live bar on a terminal, a line per second otherwise.
+    Auto,
+    /// Nothing.
+    Quiet,
+}
+
+/// A swarm run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The server.
+    pub server: SocketAddr,
+    /// Bots to run.
+    pub bots: u64,
+    /// Bots start evenly spread over this long.
+    pub ramp: Duration,
+    /// The whole run, ramp included.
+    pub duration: Duration,
+    /// The start of the run left out of percentiles and rates.
+    pub warmup: Duration,
+    /// How the bots play.
+    pub behaviour: Behaviour,
+    /// Which certificates to accept.
+    pub trust: Trust,
+    /// The server's Prometheus endpoint, scraped at the start and the end.
+    pub metrics_url: Option<String>,
+    /// Progress display.
+    pub progress: Progress,
+}
+
+/// Time a bot has to connect and log in.
+const LOGIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time bots get to leave after the run's end.
+const LEAVE_GRACE: Duration = Duration::from_secs(3);
+
+type Shared = Arc<Mutex<Aggregate>>;
+
+fn lock(shared: &Shared) -> MutexGuard<'_, Aggregate> {
+    // A bot task that panicked mid-update leaves counts, not broken invariants.
+    shared
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs the swarm to its end and reports.
+pub async fn run(options: Options) -> Result<Report> {
+    let endpoint = client::endpoint(options.server, options.trust)
+        .map_err(|err| anyhow::anyhow!("{err}"))
+        .context("cannot open the client endpoint")?;
+    let scraped_start = match &options.metrics_url {
+        Some(url) => Some(
+            scrape(url)
+                .await
+                .context("scraping the server's metrics at the start")?,
+        ),
+        None => None,
+    };
+    let shared: Shared = Arc::new(Mutex::new(Aggregate::default()));
+    let start = Instant::now();
+    let end = start + options.duration;
+
+    let mut tasks = tokio::task::JoinSet::new();
+    for number in 0..options.bots {
+        let offset = options
+            .ramp
+            .mul_f64(number as f64 / options.bots.max(1) as f64);
+        let (endpoint, shared) = (endpoint.clone(), Arc::clone(&shared));
+        let (server, behaviour) = (options.server, options.behaviour);
+        tasks.spawn(async move {
+            tokio::time::sleep_until((start + offset).into()).await;
+            if Instant::now() < end {
+                drive(number, &endpoint, server, behaviour, &shared, end).await;
+            }
+        });
+    }
+
+    let mut series = Vec::new();
+    let mut display = Display::new(options.progress, options.bots);
+    let mut next_second = start + Duration::from_secs(1);
+    while next_second <= end {
+        tokio::time::sleep_until(next_second.into()).await;
+        let t = next_second.duration_since(start).as_secs();
+        let second = {
+            let mut agg = lock(&shared);
+            let mut second = std::mem::take(&mut agg.second);
+            second.t = t;
+            second.connected = agg.connected_now;
+            second.rtt_p99_ms = Percentiles::of(&agg.second_rtt_us).p99_ms;
+            agg.second_rtt_us.reset();
+            if agg.measuring {
+                agg.bot_seconds += agg.connected_now;
+            }
+            agg.measuring = next_second.duration_since(start) >= options.warmup;
+            second
+        };
+        display.show(&second, &lock(&shared));
+        series.push(second);
+        next_second += Duration::from_secs(1);
+    }
+    display.finish();
+
+    // Bots leave at the end by themselves; a bot stuck in a handshake is cut off.
+    let _ = tokio::time::timeout_at((end + LEAVE_GRACE).into(), async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    tasks.abort_all();
+    endpoint.close(0u32.into(), b"load test over");
+
+    let server_figures = match (&options.metrics_url, &scraped_start) {
+        (Some(url), Some(first)) => {
+            let last = scrape(url)
+                .await
+                .context("scraping the server's metrics at the end");
+            // The server may be gone (a test kills it): the bots' view still stands.
+            last.ok().map(|last| between(first, &last))
+        }
+        _ => None,
+    };
+    let agg = lock(&shared);
+    // Rates are per connected bot-second after the warm-up, so bots that dropped or joined
+    // late count for the time they were there.
+    let bot_secs = (agg.bot_seconds as f64).max(1.0);
+    Ok(Report {
+        server: options.server.to_string(),
+        bots: options.bots,
+        behaviour: format!("{:?}", options.behaviour).to_lowercase(),
+        duration_secs: options.duration.as_secs_f64(),
+        warmup_secs: options.warmup.as_secs_f64(),
+        connected: agg.connected_ever,
+        peak_connected: agg.peak_connected,
+        failed_to_connect: agg.failed.clone(),
+        dropped: agg.dropped.clone(),
+        rtt: Percentiles::of(&agg.rtt_us),
+        snapshot_interval: Percentiles::of(&agg.interval_us),
+        bytes_in_per_bot_per_sec: agg.bytes_in as f64 / bot_secs,
+        bytes_out_per_bot_per_sec: agg.bytes_out as f64 / bot_secs,
+        snapshots_per_bot_per_sec: agg.snapshots as f64 / bot_secs,
+        violations: Violation::ALL
+            .iter()
+            .filter_map(|v| agg.violations.get(v).map(|n| (violation_name(*v), *n)))
+            .collect::<BTreeMap<_, _>>(),
+        server_figures,
+        series,
+    })
+}
+
+fn violation_name(violation: Violation) -> String {
+    serde_json::to_value(violation)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{violation:?}"))
+}
+
+/// Counts that one bot adds to the aggregate.
+#[derive(Default)]
+struct Tally {
+    bytes_in: u64,
+    bytes_out: u64,
+}
+
+/// One bot's session: connect, log in, play until `end`, leave.
+async fn drive(
+    number: u64,
+    endpoint: &quinn::Endpoint,
+    server: SocketAddr,
+    behaviour: Behaviour,
+    shared: &Shared,
+    end: Instant,
+) {
+    let login =
+        tokio::time::timeout(LOGIN_TIMEOUT, login(endpoint, server, &Bot::name(number))).await;
+    let (conn, mut send, mut recv, mut reader, welcome) = match login {
+        Ok(Ok(session)) => session,
+        Ok(Err(err)) => {
+            *lock(shared)
+                .failed
+                .entry(client_error_reason(&err))
+                .or_default() += 1;
+            return;
+        }
+        Err(_) => {
+            *lock(shared).failed.entry("timeout".to_owned()).or_default() += 1;
+            return;
+        }
+    };
+    {
+        let mut agg = lock(shared);
+        agg.connected_now += 1;
+        agg.connected_ever += 1;
+        agg.peak_connected = agg.peak_connected.max(agg.connected_now);
+    }
+    let mut bot = Bot::new(behaviour, number);
+    bot.on_welcome(welcome, Instant::now());
+    let mut buf = vec![0u8; 4096];
+    let mut tally = Tally::default();
+    let dropped: Option<String> = loop {
+        let wake = bot
+            .next_wake()
+            .unwrap_or_else(|| Instant::now() + Duration::from_millis(100))
+            .min(end);
+        tokio::select! {
+            datagram = conn.read_datagram() => match datagram {
+                Ok(bytes) => {
+                    tally.bytes_in += bytes.len() as u64;
+                    bot.on_datagram(&bytes, Instant::now());
+                }
+                Err(err) => break Some(connection_reason(&err)),
+            },
+            read = recv.read(&mut buf) => match read {
+                Ok(Some(n)) => {
+                    tally.bytes_in += n as u64;
+                    reader.push(&buf[..n]);
+                    match answer_frames(&mut bot, &mut reader, &mut send, &mut tally).await {
+                        Ok(()) => {}
+                        Err(reason) => break Some(reason),
+                    }
+                }
+                Ok(None) | Err(_) => break Some(match conn.close_reason() {
+                    Some(err) => connection_reason(&err),
+                    None => "stream_closed".to_owned(),
+                }),
+            },
+            () = tokio::time::sleep_until(wake.into()) => {
+                let now = Instant::now();
+                if now >= end {
+                    break None;
+                }
+                if let Some(input) = bot.next_input(now)
+                    && let Ok(bytes) = encode_datagram(&ClientDatagram::Input(input))
+                {
+                    tally.bytes_out += bytes.len() as u64;
+                    if let Err(err) = conn.send_datagram(bytes.into()) {
+                        break Some(format!("send_failed: {err}"));
+                    }
+                }
+            }
+        }
+        flush(&mut bot, &mut tally, shared);
+    };
+    flush(&mut bot, &mut tally, shared);
+    {
+        let mut agg = lock(shared);
+        agg.connected_now = agg.connected_now.saturating_sub(1);
+        if let Some(reason) = dropped {
+            *agg.dropped.entry(reason).or_default() += 1;
+        }
+    }
+    // Leave politely; the server closes the connection.
+    if let Ok(frame) = encode_frame(&ClientMessage::Leave) {
+        let _ = tokio::time::timeout(Duration::from_millis(500), async {
+            let _ = send.write_all(&frame).await;
+            conn.closed().await
+        })
+        .await;
+    }
+    conn.close(0u32.into(), b"bye");
+}
+
+type Session = (Connection, SendStream, RecvStream, FrameReader, Welcome);
+
+async fn login(
+    endpoint: &quinn::Endpoint,
+    server: SocketAddr,
+    name: &str,
+) -> Result<Session, ClientError> {
+    let (conn, mut send, mut recv) = client::open(endpoint, server).await?;
+    for message in [
+        ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+        },
+        ClientMessage::Login {
+            name: name.to_owned(),
+            token: None,
+        },
+    ] {
+        let frame = encode_frame(&message).map_err(|err| ClientError::Protocol(err.to_string()))?;
+        send.write_all(&frame)
+            .await
+            .map_err(|err| ClientError::Closed(err.to_string()))?;
+    }
+    let mut reader = FrameReader::new();
+    let mut buf = vec![0u8; 4096];
+    loop {
+        match reader.next_message::<ServerMessage>() {
+            Ok(Some(ServerMessage::Welcome(welcome))) => {
+                return Ok((conn, send, recv, reader, welcome));
+            }
+            Ok(Some(ServerMessage::Disconnect { reason, text })) => {
+                return Err(ClientError::Disconnected { reason, text });
+            }
+            Ok(Some(_)) => continue,
+            Ok(None) => {}
+            Err(err) => return Err(ClientError::Protocol(err.to_string())),
+        }
+        match recv.read(&mut buf).await {
+            Ok(Some(n)) => reader.push(&buf[..n]),
+            Ok(None) | Err(_) => {
+                return Err(match conn.close_reason().as_ref().and_then(close_reason) {
+                    Some((reason, text)) => ClientError::Disconnected { reason, text },
+                    None => ClientError::Closed("before the welcome".to_owned()),
+                });
+            }
+        }
+    }
+}
+
+/// Handles every whole control frame; `Err(reason)` when the server ended the session.
+async fn answer_frames(
+    bot: &mut Bot,
+    reader: &mut FrameReader,
+    send: &mut SendStream,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    loop {
+        match reader.next_message::<ServerMessage>() {
+            Ok(None) => return Ok(()),
+            Ok(Some(ServerMessage::Disconnect { reason, .. })) => {
+                return Err(reason.name().to_owned());
+            }
+            Ok(Some(message)) => {
+                if let Some(reply) = bot.on_message(&message, Instant::now())
+                    && let Ok(frame) = encode_frame(&reply)
+                {
+                    tally.bytes_out += frame.len() as u64;
+                    send.write_all(&frame)
+                        .await
+                        .map_err(|_| "stream_closed".to_owned())?;
+                }
+            }
+            Err(_) => return Err("bad_frame".to_owned()),
+        }
+    }
+}
+
+/// Moves a bot's samples and counts into the aggregate.
+fn flush(bot: &mut Bot, tally: &mut Tally, shared: &Shared) {
+    let mut agg = lock(shared);
+    let measuring = agg.measuring;
+    let agg = &mut *agg;
+    for sample in bot.drain() {
+        match sample {
+            Sample::Rtt(rtt) => {
+                Aggregate::record(&mut agg.second_rtt_us, rtt);
+                if measuring {
+                    Aggregate::record(&mut agg.rtt_us, rtt);
+                }
+            }
+            Sample::SnapshotInterval(interval) => {
+                agg.second.snapshots += 1;
+                if measuring {
+                    agg.snapshots += 1;
+                    Aggregate::record(&mut agg.interval_us, interval);
+                }
+            }
+            Sample::Violation(violation) => {
+                agg.second.violations += 1;
+                *agg.violations.entry(violation).or_default() += 1;
+            }
+        }
+    }
+    agg.second.bytes_in += tally.bytes_in;
+    agg.second.bytes_out += tally.bytes_out;
+    if measuring {
+        agg.bytes_in += tally.bytes_in;
+        agg.bytes_out += tally.bytes_out;
+    }
+    *tally = Tally::default();
+}
+
+fn client_error_reason(err: &ClientError) -> String {
+    match err {
+        ClientError::Disconnected { reason, .. } => reason.name().to_owned(),
+        ClientError::Connect(text) if text.contains("timed out") => "timeout".to_owned(),
+        ClientError::Connect(_) => "connect_failed".to_owned(),
+        ClientError::Closed(_) => "closed".to_owned(),
+        ClientError::Protocol(_) => "protocol_error".to_owned(),
+    }
+}
+
+fn connection_reason(err: &ConnectionError) -> String {
+    if let Some((reason, _)) = close_reason(err) {
+        return reason.name().to_owned();
+    }
+    match err {
+        ConnectionError::TimedOut => "timed_out",
+        ConnectionError::Reset => "reset",
+        ConnectionError::ApplicationClosed(_) | ConnectionError::ConnectionClosed(_) => "closed",
+        ConnectionError::LocallyClosed => "locally_closed",
+        _ => "connection_lost",
+    }
+    .to_owned()
+}
+
+/// Live progress: a bar on a terminal, a line per second otherwise.
+struct Display {
+    bar: Option<indicatif::ProgressBar>,
+    lines: bool,
+    bots: u64,
+}
+
+impl Display {
+    fn new(progress: Progress, bots: u64) -> Display {
+        let terminal = std::io::stderr().is_terminal();
+        let bar = (progress == Progress::Auto && terminal).then(|| {
+            let bar = indicatif::ProgressBar::new(bots);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed:>4} [{bar:30}] {pos}/{len} bots {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Display {
+            bar,
+            lines: progress == Progress::Auto && !terminal,
+            bots,
+        }
+    }
+
+    fn show(&mut self, second: &Second, agg: &Aggregate) {
+        let failures: u64 = agg.failed.values().sum::<u64>() + agg.dropped.values().sum::<u64>();
+        let message = format!(
+            "| {} failures | {} snapshots/s | RTT p99 {:.1} ms | {:.0} kB/s in",
+            failures,
+            second.snapshots,
+            second.rtt_p99_ms,
+            second.bytes_in as f64 / 1e3
+        );
+        if let Some(bar) = &self.bar {
+            bar.set_position(second.connected);
+            bar.set_message(message);
+        } else if self.lines {
+            eprintln!(
+                "t={:>4}s {}/{} bots {message}",
+                second.t, second.connected, self.bots
+            );
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
