@@ -43,13 +43,12 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = Behaviour::Wander)]
     behaviour: Behaviour,
     /// Accept only the server certificate with this SHA-256 fingerprint (the server logs it).
-    #[arg(
-        long,
-        value_name = "HEX",
-        conflicts_with = "insecure_local",
-        required_unless_present = "insecure_local"
-    )]
+    #[arg(long, value_name = "HEX", conflicts_with_all = ["insecure_local", "cert_fingerprint_file"])]
     cert_fingerprint: Option<String>,
+    /// Read the fingerprint from this file (the server's --fingerprint-file), waiting up to
+    /// 60 s for it to appear.
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure_local")]
+    cert_fingerprint_file: Option<PathBuf>,
     /// Accept any certificate; only allowed for a server on this machine (loopback).
     #[arg(long)]
     insecure_local: bool,
@@ -86,6 +85,22 @@ fn seconds(name: &str, value: f64) -> Result<Duration> {
     Ok(Duration::from_secs_f64(value))
 }
 
+/// Waits up to a minute for a fingerprint file (a server started alongside writes it).
+fn read_fingerprint(path: &std::path::Path) -> Result<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && !text.trim().is_empty()
+        {
+            return Ok(text.trim().to_owned());
+        }
+        if std::time::Instant::now() >= deadline {
+            bail!("no fingerprint in {} after 60 s", path.display());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// Runs the swarm; `Ok(false)` when an SLO was missed.
 fn start() -> Result<bool> {
     let cli = Cli::parse();
@@ -116,8 +131,16 @@ fn start() -> Result<bool> {
         .with_context(|| format!("cannot resolve --server {}", cli.server))?
         .next()
         .with_context(|| format!("--server {} resolves to no address", cli.server))?;
-    let trust = match (&cli.cert_fingerprint, cli.insecure_local) {
-        (Some(hex), _) => Trust::Pinned(Fingerprint::parse(hex).context("--cert-fingerprint")?),
+    let from_file = cli
+        .cert_fingerprint_file
+        .as_deref()
+        .map(read_fingerprint)
+        .transpose()?;
+    let trust = match (
+        cli.cert_fingerprint.clone().or(from_file),
+        cli.insecure_local,
+    ) {
+        (Some(hex), _) => Trust::Pinned(Fingerprint::parse(&hex).context("--cert-fingerprint")?),
         (None, true) => {
             if !server.ip().is_loopback() {
                 bail!("--insecure-local only works with a loopback server address, not {server}");

@@ -74,6 +74,9 @@ pub struct Config {
     pub slow_client_ticks: u32,
     /// Log line format.
     pub log_format: LogFormat,
+    /// Also write the certificate's SHA-256 fingerprint (hex) to this file at start, for
+    /// clients started beside the server (docker-compose) to pin.
+    pub fingerprint_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -101,6 +104,7 @@ impl Default for Config {
             retry: true,
             slow_client_ticks: 200,
             log_format: LogFormat::Human,
+            fingerprint_file: None,
         }
     }
 }

@@ -248,7 +248,7 @@ impl Game {
                     let _ = reply.send(Err(DisconnectReason::ServerFull));
                     return;
                 }
-                let at = self.rng.range(0, self.spawn_points.len() as u64) as usize;
+                let at = self.rng.range(0, self.spawn_points.len() as u64 - 1) as usize;
                 self.inputs.push(Input::Spawn {
                     kind: Kind::Player,
                     pos: self.spawn_points[at],

@@ -58,6 +58,9 @@ struct RunArgs {
     /// Log format [default: human].
     #[arg(long, value_enum, env = "MMO_LOG_FORMAT")]
     log_format: Option<LogFormat>,
+    /// Write the certificate's SHA-256 fingerprint (hex) to this file at start.
+    #[arg(long, value_name = "FILE", env = "MMO_FINGERPRINT_FILE")]
+    fingerprint_file: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -160,6 +163,9 @@ fn config_of(args: RunArgs) -> Result<Config> {
     if args.map.is_some() {
         config.map = args.map;
     }
+    if args.fingerprint_file.is_some() {
+        config.fingerprint_file = args.fingerprint_file;
+    }
     if args.cert.is_some() {
         config.cert = args.cert;
         config.key = args.key;
@@ -193,8 +199,16 @@ fn serve(args: RunArgs) -> Result<()> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let running = server::run::start(config).await?;
-        wait_for_signal().await?;
-        running.shutdown().await
+        let trigger = running.shutdown_trigger();
+        // The server ends on a signal, or by itself when its world fails.
+        let stopped = running.wait();
+        tokio::pin!(stopped);
+        tokio::select! {
+            result = &mut stopped => return result,
+            signal = wait_for_signal() => signal?,
+        }
+        trigger.trigger();
+        stopped.await
     })
 }
 

@@ -61,10 +61,26 @@ struct WorldThread {
     ended: oneshot::Receiver<()>,
 }
 
+/// Starts a server's shutdown from anywhere (a signal handler).
+#[derive(Clone)]
+pub struct ShutdownTrigger(Arc<watch::Sender<bool>>);
+
+impl ShutdownTrigger {
+    /// Starts the shutdown (idempotent).
+    pub fn trigger(&self) {
+        self.0.send_replace(true);
+    }
+}
+
 impl Running {
     /// Starts the shutdown (idempotent); [`Running::wait`] sees it through.
     pub fn begin_shutdown(&self) {
         self.shutdown.send_replace(true);
+    }
+
+    /// A handle that starts the shutdown while something else waits for the server.
+    pub fn shutdown_trigger(&self) -> ShutdownTrigger {
+        ShutdownTrigger(Arc::clone(&self.shutdown))
     }
 
     /// Waits until the server has stopped (after a shutdown began, or a fatal error).
@@ -194,6 +210,10 @@ pub async fn start(config: Config) -> Result<Running> {
         input_rate_per_sec: config.input_rate_per_sec,
         shutdown_grace: config.shutdown_grace(),
     });
+    if let Some(path) = &config.fingerprint_file {
+        std::fs::write(path, format!("{fingerprint}\n"))
+            .with_context(|| format!("cannot write the fingerprint to {}", path.display()))?;
+    }
     info!(
         quic = %quic_addr,
         metrics = %metrics_addr,
@@ -348,6 +368,10 @@ async fn accept_loop(
         b"server shut down",
     );
     let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
+    if let Some(path) = &config.fingerprint_file {
+        // A client started later must not pin the certificate of a server that is gone.
+        let _ = std::fs::remove_file(path);
+    }
     if joined.is_err() {
         bail!("the world thread panicked");
     }

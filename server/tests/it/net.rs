@@ -402,3 +402,23 @@ async fn sessions_per_address_are_capped() {
     drop(second);
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_pinning_another_certificate_does_not_connect() {
+    let server = start(config(10)).await.unwrap();
+    let mut wrong = server.fingerprint;
+    wrong.0[0] ^= 0xff;
+    let endpoint = client::endpoint(server.quic_addr, Trust::Pinned(wrong)).unwrap();
+    let refused = timeout(
+        Duration::from_secs(10),
+        Client::connect(&endpoint, server.quic_addr, "mallory"),
+    )
+    .await
+    .expect("an answer within 10 s");
+    assert!(
+        matches!(refused, Err(ClientError::Connect(_))),
+        "{:?}",
+        refused.err()
+    );
+    server.shutdown().await.unwrap();
+}
