@@ -23,7 +23,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 use thiserror::Error;
 
 use crate::PROTOCOL_VERSION;
-use crate::messages::{ClientDatagram, ClientMessage, ServerDatagram, ServerMessage};
+use crate::messages::{
+    Change, ClientDatagram, ClientMessage, EntityState, NetId, ServerDatagram, ServerMessage,
+};
 
 /// Largest control-stream frame payload, bytes.
 pub const MAX_FRAME_BYTES: usize = 4096;
@@ -244,6 +246,47 @@ pub fn encoded_len<T: Serialize>(value: &T) -> usize {
     }
 }
 
+/// Bytes of an unsigned integer in bincode's variable-length encoding.
+fn varint_len(value: u64) -> usize {
+    match value {
+        0..=250 => 1,
+        251..=0xffff => 3,
+        0x1_0000..=0xffff_ffff => 5,
+        _ => 9,
+    }
+}
+
+/// Bytes of a signed integer (zigzag, then variable length).
+fn zigzag_len(value: i32) -> usize {
+    let zigzag = ((value << 1) ^ (value >> 31)) as u32;
+    varint_len(u64::from(zigzag))
+}
+
+/// Encoded size of an entity id, computed without encoding (snapshot budgeting calls this
+/// for every candidate); equal to [`encoded_len`] of the same value.
+pub fn net_id_len(id: &NetId) -> usize {
+    varint_len(u64::from(id.index)) + varint_len(u64::from(id.generation))
+}
+
+/// Encoded size of a change, computed without encoding; equal to [`encoded_len`].
+pub fn change_len(change: &Change) -> usize {
+    // The motion option: a tag byte, and the variant index (one byte) when present.
+    let motion = if change.motion.is_some() { 2 } else { 1 };
+    net_id_len(&change.id) + zigzag_len(change.dx_cm) + zigzag_len(change.dy_cm) + motion
+}
+
+/// Encoded size of an entity's full state, computed without encoding; equal to
+/// [`encoded_len`].
+pub fn entity_len(entity: &EntityState) -> usize {
+    // Kind and motion are one-byte variant indices.
+    net_id_len(&entity.id)
+        + 1
+        + varint_len(u64::from(entity.radius_cm))
+        + zigzag_len(entity.pos.x_cm)
+        + zigzag_len(entity.pos.y_cm)
+        + 1
+}
+
 struct CountingWriter(usize);
 
 impl bincode::enc::write::Writer for CountingWriter {
@@ -377,6 +420,63 @@ mod tests {
                 limit: MAX_FRAME_BYTES
             })
         );
+    }
+
+    #[test]
+    fn computed_sizes_match_the_encoder() {
+        use crate::messages::{EntityKind, Motion, QPos};
+        let edges = [
+            0i32,
+            1,
+            -1,
+            62,
+            -63,
+            125,
+            -125,
+            126,
+            -126,
+            127,
+            250,
+            32_767,
+            -32_768,
+            32_768,
+            65_535,
+            1 << 20,
+            -(1 << 20),
+            i32::MAX,
+            i32::MIN,
+        ];
+        let unsigned = [0u32, 1, 250, 251, 65_535, 65_536, u32::MAX];
+        for &index in &unsigned {
+            for &generation in &unsigned {
+                let id = NetId { index, generation };
+                assert_eq!(net_id_len(&id), encoded_len(&id), "{id:?}");
+                for &d in &edges {
+                    for motion in [None, Some(Motion::Repulsed)] {
+                        let change = Change {
+                            id,
+                            dx_cm: d,
+                            dy_cm: d.wrapping_neg() / 3,
+                            motion,
+                        };
+                        assert_eq!(change_len(&change), encoded_len(&change), "{change:?}");
+                    }
+                    for radius_cm in [0u16, 40, 250, 251, u16::MAX] {
+                        let entity = EntityState {
+                            id,
+                            kind: EntityKind::Player,
+                            radius_cm,
+                            pos: QPos {
+                                x_cm: d,
+                                y_cm: d.wrapping_mul(7),
+                            },
+                            motion: Motion::Circling,
+                        };
+                        assert_eq!(entity_len(&entity), encoded_len(&entity), "{entity:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

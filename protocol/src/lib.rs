@@ -73,7 +73,9 @@ pub use messages::{
     EntityState, Event, Input, Motion, NetId, QPos, ServerDatagram, ServerMessage, Snapshot,
     Welcome,
 };
-pub use view::{ApplyError, BuildError, Candidate, SnapshotHeader, View, build_snapshot};
+pub use view::{
+    ApplyError, BuildError, Candidate, SnapshotBuilder, SnapshotHeader, View, build_snapshot,
+};
 
 /// The protocol version this crate speaks. Bumped on any change to a message.
 pub const PROTOCOL_VERSION: u16 = 1;

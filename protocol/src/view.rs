@@ -6,7 +6,7 @@
 
 use thiserror::Error;
 
-use crate::codec::{DATAGRAM_HEADER_BYTES, encoded_len};
+use crate::codec::{DATAGRAM_HEADER_BYTES, change_len, encoded_len, entity_len, net_id_len};
 use crate::messages::{Change, EntityState, NetId, ServerDatagram, Snapshot};
 
 /// The entities one client sees, sorted by id, each once.
@@ -77,6 +77,11 @@ impl View {
             .binary_search_by_key(&id, |entity| entity.id)
             .ok()
             .map(|at| &self.entities[at])
+    }
+
+    /// The entities, to reuse their memory.
+    pub fn into_entities(self) -> Vec<EntityState> {
+        self.entities
     }
 
     /// Number of entities in view.
@@ -190,18 +195,27 @@ pub struct SnapshotHeader {
     pub last_input_seq: u32,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Slot {
     /// In the baseline and current, unchanged: stays.
-    Keep(usize),
+    Keep(u32),
     /// In the baseline only.
-    Leave(usize),
+    Leave(u32),
     /// In current only.
-    Enter(usize),
+    Enter(u32),
     /// In both, with another position or motion.
-    Change(usize, usize),
+    Change(u32, u32),
     /// In both with another kind or radius: leaves and enters in one snapshot.
-    Replace(usize, usize),
+    Replace(u32, u32),
+}
+
+/// Working memory of [`build_snapshot`], kept between calls so that building a snapshot
+/// allocates nothing but the snapshot's own lists once warm.
+#[derive(Debug, Default)]
+pub struct SnapshotBuilder {
+    slots: Vec<Slot>,
+    order: Vec<(f32, u32)>,
+    sent: Vec<bool>,
 }
 
 /// Builds the snapshot that takes a client from `baseline` toward `current` within
@@ -218,132 +232,158 @@ pub fn build_snapshot(
     current: &[Candidate],
     budget_bytes: usize,
 ) -> Result<(Snapshot, View), BuildError> {
-    if let Some(pair) = current
-        .windows(2)
-        .find(|pair| pair[0].state.id >= pair[1].state.id)
-    {
-        return Err(BuildError::Unsorted(pair[1].state.id));
-    }
-    let base = &baseline.entities;
+    SnapshotBuilder::default().build(header, baseline, current, budget_bytes, Vec::new())
+}
 
-    // Merge baseline and current by id into slots.
-    let mut slots = Vec::with_capacity(base.len() + current.len());
-    let (mut b, mut c) = (0, 0);
-    while b < base.len() || c < current.len() {
-        let order = match (base.get(b), current.get(c)) {
-            (Some(old), Some(new)) => old.id.cmp(&new.state.id),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, _) => std::cmp::Ordering::Greater,
+impl SnapshotBuilder {
+    /// [`build_snapshot`] with this builder's working memory; the returned view is built in
+    /// `recycled` (cleared first), for instance the entities of a view no longer needed.
+    pub fn build(
+        &mut self,
+        header: SnapshotHeader,
+        baseline: &View,
+        current: &[Candidate],
+        budget_bytes: usize,
+        recycled: Vec<EntityState>,
+    ) -> Result<(Snapshot, View), BuildError> {
+        if let Some(pair) = current
+            .windows(2)
+            .find(|pair| pair[0].state.id >= pair[1].state.id)
+        {
+            return Err(BuildError::Unsorted(pair[1].state.id));
+        }
+        let base = &baseline.entities;
+
+        // Merge baseline and current by id into slots.
+        let slots = &mut self.slots;
+        slots.clear();
+        let (mut b, mut c) = (0, 0);
+        while b < base.len() || c < current.len() {
+            let order = match (base.get(b), current.get(c)) {
+                (Some(old), Some(new)) => old.id.cmp(&new.state.id),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, _) => std::cmp::Ordering::Greater,
+            };
+            match order {
+                std::cmp::Ordering::Less => {
+                    slots.push(Slot::Leave(b as u32));
+                    b += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    slots.push(Slot::Enter(c as u32));
+                    c += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    let (old, new) = (&base[b], &current[c].state);
+                    let (bi, ci) = (b as u32, c as u32);
+                    slots.push(if old.kind != new.kind || old.radius_cm != new.radius_cm {
+                        Slot::Replace(bi, ci)
+                    } else if old == new {
+                        Slot::Keep(bi)
+                    } else {
+                        Slot::Change(bi, ci)
+                    });
+                    b += 1;
+                    c += 1;
+                }
+            }
+        }
+
+        let mut snapshot = Snapshot {
+            tick: header.tick,
+            baseline_tick: header.baseline_tick,
+            last_input_seq: header.last_input_seq,
+            ..Snapshot::default()
         };
-        match order {
-            std::cmp::Ordering::Less => {
-                slots.push(Slot::Leave(b));
-                b += 1;
-            }
-            std::cmp::Ordering::Greater => {
-                slots.push(Slot::Enter(c));
-                c += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                let (old, new) = (&base[b], &current[c].state);
-                slots.push(if old.kind != new.kind || old.radius_cm != new.radius_cm {
-                    Slot::Replace(b, c)
-                } else if old == new {
-                    Slot::Keep(b)
-                } else {
-                    Slot::Change(b, c)
-                });
-                b += 1;
-                c += 1;
-            }
+        // Each list's length prefix grows from one byte to at most three (counts below 2^16).
+        const LENGTH_SLACK: usize = 3 * 2;
+        let empty =
+            DATAGRAM_HEADER_BYTES + encoded_len(&ServerDatagram::Snapshot(snapshot.clone()));
+        let mut used = empty + LENGTH_SLACK;
+        if used > budget_bytes {
+            return Err(BuildError::BudgetTooSmall {
+                budget: budget_bytes,
+                needed: used,
+            });
         }
-    }
 
-    let mut snapshot = Snapshot {
-        tick: header.tick,
-        baseline_tick: header.baseline_tick,
-        last_input_seq: header.last_input_seq,
-        ..Snapshot::default()
-    };
-    // Each list's length prefix grows from one byte to at most three (counts below 2^16).
-    const LENGTH_SLACK: usize = 3 * 2;
-    let empty = DATAGRAM_HEADER_BYTES + encoded_len(&ServerDatagram::Snapshot(snapshot.clone()));
-    let mut used = empty + LENGTH_SLACK;
-    if used > budget_bytes {
-        return Err(BuildError::BudgetTooSmall {
-            budget: budget_bytes,
-            needed: used,
-        });
-    }
-
-    // Visit the slots that send something, leaves first, then by priority.
-    let rank = |slot: &Slot| -> f32 {
-        match *slot {
-            Slot::Keep(_) => f32::INFINITY,
-            Slot::Leave(_) => f32::NEG_INFINITY,
-            Slot::Enter(c) | Slot::Change(_, c) | Slot::Replace(_, c) => current[c].priority,
+        // Visit the slots that send something, leaves first, then by priority.
+        let rank = |slot: &Slot| -> f32 {
+            match *slot {
+                Slot::Keep(_) => f32::INFINITY,
+                Slot::Leave(_) => f32::NEG_INFINITY,
+                Slot::Enter(c) | Slot::Change(_, c) | Slot::Replace(_, c) => {
+                    current[c as usize].priority
+                }
+            }
+        };
+        // A leave costs at least two bytes (an id) and anything else at least five (an id, two
+        // deltas, a motion flag), so at most `leaves + room / 5` items fit: only that many
+        // best-ranked slots need ordering at first. Should some of them not fit and room
+        // remain, the rest is ordered too, so the visiting order is always the full ranking.
+        const MIN_LEAVE_BYTES: usize = 2;
+        const MIN_OTHER_BYTES: usize = 5;
+        let order = &mut self.order;
+        order.clear();
+        order.extend(
+            (0..slots.len())
+                .filter(|&at| !matches!(slots[at], Slot::Keep(_)))
+                .map(|at| (rank(&slots[at]), at as u32)),
+        );
+        let by_rank = |x: &(f32, u32), y: &(f32, u32)| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1));
+        let leaves = slots.iter().filter(|s| matches!(s, Slot::Leave(_))).count();
+        let fit = (leaves + (budget_bytes - used) / MIN_OTHER_BYTES).min(order.len());
+        if fit < order.len() {
+            order.select_nth_unstable_by(fit, by_rank);
         }
-    };
-    // A leave costs at least two bytes (an id) and anything else at least five (an id, two
-    // deltas, a motion flag), so at most `leaves + room / 5` items fit: only that many
-    // best-ranked slots need ordering at first. Should some of them not fit and room
-    // remain, the rest is ordered too, so the visiting order is always the full ranking.
-    const MIN_LEAVE_BYTES: usize = 2;
-    const MIN_OTHER_BYTES: usize = 5;
-    let mut order: Vec<(f32, u32)> = (0..slots.len())
-        .filter(|&at| !matches!(slots[at], Slot::Keep(_)))
-        .map(|at| (rank(&slots[at]), at as u32))
-        .collect();
-    let by_rank = |x: &(f32, u32), y: &(f32, u32)| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1));
-    let leaves = slots.iter().filter(|s| matches!(s, Slot::Leave(_))).count();
-    let fit = (leaves + (budget_bytes - used) / MIN_OTHER_BYTES).min(order.len());
-    if fit < order.len() {
-        order.select_nth_unstable_by(fit, by_rank);
-    }
-    let (head, tail) = order.split_at_mut(fit);
-    let mut sent = vec![false; slots.len()];
-    for round in [head, tail] {
-        let room = budget_bytes - used;
-        let leaves_left = round
-            .iter()
-            .any(|(_, at)| matches!(slots[*at as usize], Slot::Leave(_)));
-        if room < MIN_LEAVE_BYTES || (room < MIN_OTHER_BYTES && !leaves_left) {
-            break;
-        }
-        // The tail ranks after the whole head; it is sorted only when it is needed.
-        round.sort_unstable_by(by_rank);
-        for &mut (_, at) in round {
-            if budget_bytes - used < MIN_LEAVE_BYTES {
+        let (head, tail) = order.split_at_mut(fit);
+        let sent = &mut self.sent;
+        sent.clear();
+        sent.resize(slots.len(), false);
+        for round in [head, tail] {
+            let room = budget_bytes - used;
+            let leaves_left = round
+                .iter()
+                .any(|(_, at)| matches!(slots[*at as usize], Slot::Leave(_)));
+            if room < MIN_LEAVE_BYTES || (room < MIN_OTHER_BYTES && !leaves_left) {
                 break;
             }
-            let at = at as usize;
-            send_slot(
-                slots[at],
-                base,
-                current,
-                &mut snapshot,
-                &mut used,
-                budget_bytes,
-                &mut sent[at],
-            );
+            // The tail ranks after the whole head; it is sorted only when it is needed.
+            round.sort_unstable_by(by_rank);
+            for &mut (_, at) in round {
+                if budget_bytes - used < MIN_LEAVE_BYTES {
+                    break;
+                }
+                let at = at as usize;
+                send_slot(
+                    slots[at],
+                    base,
+                    current,
+                    &mut snapshot,
+                    &mut used,
+                    budget_bytes,
+                    &mut sent[at],
+                );
+            }
         }
-    }
 
-    // The view the client holds after applying what was sent, in id order.
-    let mut entities = Vec::with_capacity(slots.len());
-    for (slot, sent) in slots.iter().zip(sent) {
-        let state = match (*slot, sent) {
-            (Slot::Keep(b), _) => Some(base[b]),
-            (Slot::Leave(_), true) => None,
-            (Slot::Leave(b), false) => Some(base[b]),
-            (Slot::Enter(c), true) => Some(current[c].state),
-            (Slot::Enter(_), false) => None,
-            (Slot::Change(_, c) | Slot::Replace(_, c), true) => Some(current[c].state),
-            (Slot::Change(b, _) | Slot::Replace(b, _), false) => Some(base[b]),
-        };
-        entities.extend(state);
+        // The view the client holds after applying what was sent, in id order.
+        let mut entities = recycled;
+        entities.clear();
+        for (slot, sent) in slots.iter().zip(sent.iter().copied()) {
+            let state = match (*slot, sent) {
+                (Slot::Keep(b), _) => Some(base[b as usize]),
+                (Slot::Leave(_), true) => None,
+                (Slot::Leave(b), false) => Some(base[b as usize]),
+                (Slot::Enter(c), true) => Some(current[c as usize].state),
+                (Slot::Enter(_), false) => None,
+                (Slot::Change(_, c) | Slot::Replace(_, c), true) => Some(current[c as usize].state),
+                (Slot::Change(b, _) | Slot::Replace(b, _), false) => Some(base[b as usize]),
+            };
+            entities.extend(state);
+        }
+        Ok((snapshot, View { entities }))
     }
-    Ok((snapshot, View { entities }))
 }
 
 /// Adds a slot's items to the snapshot when they fit in what is left of the budget.
@@ -367,23 +407,27 @@ fn send_slot(
     match slot {
         Slot::Keep(_) => {}
         Slot::Leave(b) => {
-            if fits(encoded_len(&base[b].id)) {
+            let b = b as usize;
+            if fits(net_id_len(&base[b].id)) {
                 snapshot.left.push(base[b].id);
             }
         }
         Slot::Enter(c) => {
-            if fits(encoded_len(&current[c].state)) {
+            let c = c as usize;
+            if fits(entity_len(&current[c].state)) {
                 snapshot.entered.push(current[c].state);
             }
         }
         Slot::Change(b, c) => {
+            let (b, c) = (b as usize, c as usize);
             let change = change_between(&base[b], &current[c].state);
-            if fits(encoded_len(&change)) {
+            if fits(change_len(&change)) {
                 snapshot.changed.push(change);
             }
         }
         Slot::Replace(b, c) => {
-            if fits(encoded_len(&base[b].id) + encoded_len(&current[c].state)) {
+            let (b, c) = (b as usize, c as usize);
+            if fits(net_id_len(&base[b].id) + entity_len(&current[c].state)) {
                 snapshot.left.push(base[b].id);
                 snapshot.entered.push(current[c].state);
             }

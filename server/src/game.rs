@@ -509,3 +509,78 @@ pub fn run_loop(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts what would have been sent.
+    struct Recorder;
+
+    impl DatagramSink for Recorder {
+        fn max_datagram_size(&self) -> Option<usize> {
+            Some(1_200)
+        }
+        fn send_space(&self) -> usize {
+            usize::MAX
+        }
+        fn send(&self, _datagram: Bytes) -> bool {
+            true
+        }
+    }
+
+    fn arena() -> Arc<NavMesh> {
+        let text = include_str!("../../maps/arena.json");
+        let built = navmesh_builder::pipeline::build(
+            "arena.json",
+            text,
+            navmesh_builder::pipeline::SourceKind::Polygon,
+            &navmesh_builder::triangulate::RefineParams::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        Arc::new(built.mesh)
+    }
+
+    #[test]
+    fn many_joins_get_distinct_characters() {
+        let config = GameConfig {
+            npcs: 10,
+            seed: 3,
+            spawn_point: None,
+            max_clients: 1_000,
+            view: ViewRange {
+                radius_m: 30.0,
+                hysteresis_m: 4.0,
+            },
+            bandwidth_cap_bytes_per_sec: 64_000,
+            snapshot_max_bytes: 800,
+            slow_client_ticks: 200,
+        };
+        let mut game = Game::new(arena(), config, Arc::new(Metrics::default()));
+        let mut replies = Vec::new();
+        // Enough joins that every one of the 256 spawn points is picked, the last included.
+        for session in 0..600 {
+            let (kick, _) = mpsc::channel(1);
+            let (reply, answer) = oneshot::channel();
+            game.handle(ToWorld::Join {
+                session,
+                name: format!("p{session}"),
+                sink: Box::new(Recorder),
+                kick,
+                reply,
+            });
+            replies.push(answer);
+        }
+        game.tick(Instant::now());
+        game.send_snapshots();
+        let mut entities: Vec<NetId> = replies
+            .into_iter()
+            .map(|mut answer| answer.try_recv().unwrap().unwrap().entity)
+            .collect();
+        entities.sort();
+        entities.dedup();
+        assert_eq!(entities.len(), 600);
+        assert_eq!(game.world().bodies().count(), 610);
+    }
+}

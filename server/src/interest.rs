@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use protocol::{
     BuildError, Candidate, EntityKind, EntityState, Motion, NetId, QPos, ServerDatagram,
-    SnapshotHeader, View, build_snapshot,
+    SnapshotBuilder, SnapshotHeader, View,
 };
 use sim::{EntityId, Kind, World};
 
@@ -161,7 +161,7 @@ impl Frame {
         self.states.is_empty()
     }
 
-    /// Calls `visit(index, distance)` for every body within `radius` of `at`.
+    /// Calls `visit(index, squared distance)` for every body within `radius` of `at`.
     fn near(&self, at: (f32, f32), radius: f32, mut visit: impl FnMut(u32, f32)) {
         let (c0, r0) = self.grid.cell_of(at.0 - radius, at.1 - radius);
         let (c1, r1) = self.grid.cell_of(at.0 + radius, at.1 + radius);
@@ -173,7 +173,7 @@ impl Frame {
                 let (x, y) = self.positions[i as usize];
                 let d2 = (x - at.0).powi(2) + (y - at.1).powi(2);
                 if d2 <= radius * radius {
-                    visit(i, d2.sqrt());
+                    visit(i, d2);
                 }
             }
         }
@@ -182,22 +182,24 @@ impl Frame {
 
 /// Send order when a datagram cannot hold every change (lower first): the client's own
 /// character, then entities by how wrong the client's picture of them is relative to how
-/// near they are. A new entity counts as 10 m wrong. So near entities update often, far ones
-/// less often but never starve: their error grows until they win.
-fn priority(is_me: bool, distance_m: f32, known: Option<&EntityState>, now: &EntityState) -> f32 {
+/// near they are: error² / (distance² + 1 m²), which orders like error / distance without a
+/// square root. A new entity counts as 10 m wrong, a changed motion as 10 cm. So near
+/// entities update often, far ones less often but never starve: their error grows until
+/// they win.
+fn priority(is_me: bool, distance2_m2: f32, known: Option<&EntityState>, now: &EntityState) -> f32 {
     if is_me {
         return f32::NEG_INFINITY;
     }
-    let error_m = match known {
-        None => 10.0,
+    let error2_m2 = match known {
+        None => 100.0,
         Some(old) => {
             let dx = (now.pos.x_cm as f32 - old.pos.x_cm as f32) / 100.0;
             let dy = (now.pos.y_cm as f32 - old.pos.y_cm as f32) / 100.0;
-            let motion = if now.motion == old.motion { 0.0 } else { 0.1 };
-            (dx * dx + dy * dy).sqrt() + motion
+            let motion = if now.motion == old.motion { 0.0 } else { 0.01 };
+            dx * dx + dy * dy + motion
         }
     };
-    -error_m / (distance_m + 1.0)
+    -error2_m2 / (distance2_m2 + 1.0)
 }
 
 fn wire_motion(motion: sim::Motion) -> Motion {
@@ -226,21 +228,25 @@ pub struct ClientView {
     history: VecDeque<(u64, View)>,
     acked: Option<u64>,
     candidates: Vec<Candidate>,
+    /// Memory of a dropped view, for the next one.
+    spare: Vec<EntityState>,
 }
 
 /// Working memory shared by every client's snapshot in a tick (one per thread): a mark per
-/// body of the frame and its distance from the current viewer.
+/// body of the frame and its squared distance from the current viewer, and the snapshot
+/// builder's buffers.
 #[derive(Debug, Default)]
 pub struct Scratch {
     marks: Vec<u64>,
-    distance: Vec<f32>,
+    distance2: Vec<f32>,
+    builder: SnapshotBuilder,
 }
 
 impl Scratch {
     /// Sizes the scratch for a frame of `bodies` (marks start and end all clear).
     fn prepare(&mut self, bodies: usize) {
         self.marks.resize(bodies.div_ceil(64), 0);
-        self.distance.resize(bodies, 0.0);
+        self.distance2.resize(bodies, 0.0);
     }
 }
 
@@ -258,7 +264,14 @@ impl ClientView {
         }
         self.acked = Some(tick);
         while self.history.front().is_some_and(|(t, _)| *t < tick) {
-            self.history.pop_front();
+            self.recycle_oldest();
+        }
+    }
+
+    /// Drops the oldest view, keeping its memory for the next one.
+    fn recycle_oldest(&mut self) {
+        if let Some((_, view)) = self.history.pop_front() {
+            self.spare = view.into_entities();
         }
     }
 
@@ -283,11 +296,16 @@ impl ClientView {
         candidates.clear();
         let range = frame.range;
         let outer = range.radius_m + range.hysteresis_m.max(0.0);
+        let radius2 = range.radius_m * range.radius_m;
         scratch.prepare(frame.len());
-        let Scratch { marks, distance } = scratch;
-        frame.near(at, outer, |i, d| {
+        let Scratch {
+            marks,
+            distance2,
+            builder,
+        } = scratch;
+        frame.near(at, outer, |i, d2| {
             marks[(i / 64) as usize] |= 1 << (i % 64);
-            distance[i as usize] = d;
+            distance2[i as usize] = d2;
         });
         // Frame indices follow entity ids (the world lists bodies by slot), so walking the
         // marks in index order visits the candidates in id order, and one merge with the
@@ -302,17 +320,17 @@ impl ClientView {
             while bits != 0 {
                 let i = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let (state, d) = (frame.states[i], distance[i]);
+                let (state, d2) = (frame.states[i], distance2[i]);
                 while latest.get(at_latest).is_some_and(|e| e.id < state.id) {
                     at_latest += 1;
                 }
                 let known = latest.get(at_latest).filter(|e| e.id == state.id);
-                if state.id != me && d > range.radius_m && known.is_none() {
+                if state.id != me && d2 > radius2 && known.is_none() {
                     continue;
                 }
                 candidates.push(Candidate {
                     state,
-                    priority: priority(state.id == me, d, known, &state),
+                    priority: priority(state.id == me, d2, known, &state),
                 });
             }
         }
@@ -331,7 +349,8 @@ impl ClientView {
             baseline_tick,
             last_input_seq,
         };
-        let built = build_snapshot(header, baseline, &candidates, budget_bytes);
+        let recycled = std::mem::take(&mut self.spare);
+        let built = builder.build(header, baseline, &candidates, budget_bytes, recycled);
         self.candidates = candidates;
         let (snapshot, view) = built?;
         let bytes = protocol::codec::encode_datagram(&ServerDatagram::Snapshot(snapshot))
@@ -343,7 +362,7 @@ impl ClientView {
             })?;
         self.history.push_back((tick, view));
         if self.history.len() > HISTORY {
-            self.history.pop_front();
+            self.recycle_oldest();
         }
         Ok(bytes)
     }
