@@ -396,7 +396,11 @@ fn client_error_reason(err: &ClientError) -> String {
     match err {
         ClientError::Disconnected { reason, .. } => reason.name().to_owned(),
         ClientError::Connect(text) if text.contains("timed out") => "timeout".to_owned(),
-        ClientError::Connect(_) => "connect_failed".to_owned(),
+        // The cause, short: operators need to tell a refusal from a TLS failure.
+        ClientError::Connect(text) => format!(
+            "connect_failed: {}",
+            text.chars().take(60).collect::<String>()
+        ),
         ClientError::Closed(_) => "closed".to_owned(),
         ClientError::Protocol(_) => "protocol_error".to_owned(),
     }
