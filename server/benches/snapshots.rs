@@ -57,9 +57,6 @@ fn setup() -> Setup {
             spawn_point: None,
             max_clients: 1,
             view: range,
-            bandwidth_cap_bytes_per_sec: config.bandwidth_cap_bytes_per_sec,
-            snapshot_max_bytes: config.snapshot_max_bytes,
-            slow_client_ticks: config.slow_client_ticks,
         },
         Arc::new(Metrics::default()),
     );

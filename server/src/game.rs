@@ -18,11 +18,14 @@ use navmesh::NavMesh;
 use protocol::{Command, DisconnectReason, NetId};
 use sim::{Brain, EntityId, Input, Kind, PhaseClock, Vec2, World, WorldConfig};
 use tokio::sync::{mpsc, oneshot};
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
-use crate::interest::{ClientView, Frame, Scratch, ViewRange, net_id};
+use crate::interest::{Frame, ViewRange, net_id};
 use crate::metrics::{InputDrop, Metrics, SnapshotDrop};
 use crate::sample::{PointSampler, Rng, SpawnPlacer};
+use crate::snapshots::{
+    ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob, Snapshotter,
+};
 
 /// A session, numbered by the accept loop.
 pub type SessionId = u64;
@@ -123,30 +126,17 @@ pub struct GameConfig {
     pub max_clients: u32,
     /// What each client sees.
     pub view: ViewRange,
-    /// Snapshot bytes per client per second.
-    pub bandwidth_cap_bytes_per_sec: u32,
-    /// Largest snapshot datagram.
-    pub snapshot_max_bytes: u32,
-    /// Consecutive congested snapshots before a client is disconnected.
-    pub slow_client_ticks: u32,
 }
 
 struct Client {
     entity: EntityId,
     name: String,
-    sink: Box<dyn DatagramSink>,
-    kick: mpsc::Sender<Kick>,
-    view: ClientView,
     /// Newest input sequence taken (applied at the next tick).
     taken_seq: Option<u32>,
     /// Sequence of the last input the world applied.
     applied_seq: u32,
     /// Command waiting for the next tick.
     pending: Option<Command>,
-    /// Snapshot bandwidth tokens, bytes.
-    tokens: f64,
-    congested_ticks: u32,
-    kicked: bool,
 }
 
 struct PendingJoin {
@@ -168,7 +158,8 @@ pub struct Game {
     inputs: Vec<Input>,
     joins: Vec<PendingJoin>,
     orphans: Vec<EntityId>,
-    scratch: Scratch,
+    /// Session changes for the snapshot thread, not handed over yet.
+    membership: Membership,
 }
 
 struct WallClock(Instant);
@@ -223,7 +214,7 @@ impl Game {
             inputs,
             joins: Vec::new(),
             orphans: Vec::new(),
-            scratch: Scratch::default(),
+            membership: Membership::default(),
         }
     }
 
@@ -274,7 +265,8 @@ impl Game {
                 }
                 client.taken_seq = Some(input.seq);
                 if let Some(tick) = input.ack_tick {
-                    client.view.acknowledge(tick);
+                    let acked = self.membership.acks.entry(session).or_insert(tick);
+                    *acked = (*acked).max(tick);
                 }
                 if input.command != Command::Nothing {
                     client.pending = Some(input.command);
@@ -284,6 +276,8 @@ impl Game {
                 if let Some(client) = self.clients.remove(&session) {
                     debug!(session, name = %client.name, "player left");
                     self.inputs.push(Input::Despawn(client.entity));
+                    self.membership.acks.remove(&session);
+                    self.membership.left.push(session);
                 } else if let Some(at) = self.joins.iter().position(|j| j.session == session) {
                     // Left before its character existed: the spawn stays queued, and the
                     // character is removed as soon as it exists.
@@ -368,85 +362,59 @@ impl Game {
                 continue;
             }
             info!(session = join.session, name = %join.name, entity = %entity, "player joined");
-            let per_tick = f64::from(self.config.bandwidth_cap_bytes_per_sec) / 20.0;
+            self.membership.joined.push(NewViewer {
+                session: join.session,
+                sink: join.sink,
+                kick: join.kick,
+            });
             self.clients.insert(
                 join.session,
                 Client {
                     entity,
                     name: join.name,
-                    sink: join.sink,
-                    kick: join.kick,
-                    view: ClientView::new(),
                     taken_seq: None,
                     applied_seq: 0,
                     pending: None,
-                    tokens: per_tick,
-                    congested_ticks: 0,
-                    kicked: false,
                 },
             );
         }
     }
 
-    /// Builds and sends every client's snapshot for the tick just run.
-    pub fn send_snapshots(&mut self) {
+    /// The snapshot thread's work for the tick just run: the frame, each client's
+    /// character, and the session changes not handed over yet.
+    pub fn snapshot_job(&mut self) -> SnapshotJob {
         let frame = Frame::capture(&self.world, self.config.view);
-        let tick = self.world.tick().0;
-        let per_tick = f64::from(self.config.bandwidth_cap_bytes_per_sec) / 20.0;
-        // A client may bank two ticks of bandwidth, so a burst of entries fits.
-        let bank = 2.0 * per_tick;
-        for client in self.clients.values_mut() {
-            if client.kicked {
-                continue;
-            }
-            client.tokens = (client.tokens + per_tick).min(bank);
-            let Some(path_max) = client.sink.max_datagram_size() else {
-                continue;
-            };
-            let Some((pos, _, _)) = self.world.body(client.entity) else {
-                continue;
-            };
-            let budget = (self.config.snapshot_max_bytes as usize)
-                .min(path_max)
-                .min(client.tokens as usize);
-            let built = client.view.snapshot(
-                &frame,
-                &mut self.scratch,
-                net_id(client.entity),
-                (pos.x, pos.y),
-                (tick, client.applied_seq),
-                budget,
-            );
-            let Ok(datagram) = built else {
-                self.metrics.snapshot_dropped(SnapshotDrop::Budget);
-                continue;
-            };
-            if client.sink.send_space() < datagram.len() {
-                self.metrics.snapshot_dropped(SnapshotDrop::Congested);
-                client.congested_ticks += 1;
-                if client.congested_ticks >= self.config.slow_client_ticks {
-                    client.kicked = true;
-                    let _ = client.kick.try_send(Kick {
-                        reason: DisconnectReason::SlowClient,
-                        text: format!(
-                            "your connection dropped {} snapshots in a row",
-                            client.congested_ticks
-                        ),
-                    });
-                }
-                continue;
-            }
-            client.congested_ticks = 0;
-            client.tokens -= datagram.len() as f64;
-            self.metrics.bytes_out.add(datagram.len() as u64);
-            self.metrics.datagrams_out.inc();
-            client.sink.send(Bytes::from(datagram));
-        }
+        let clients = self
+            .clients
+            .iter()
+            .filter_map(|(&session, client)| {
+                let (pos, _, _) = self.world.body(client.entity)?;
+                Some(ClientTick {
+                    session,
+                    me: net_id(client.entity),
+                    at: (pos.x, pos.y),
+                    applied_seq: client.applied_seq,
+                })
+            })
+            .collect();
         let players = self.clients.len() as u64;
         self.metrics.players.set(players);
         self.metrics
             .npcs
             .set((frame.len() as u64).saturating_sub(players));
+        SnapshotJob {
+            tick: self.world.tick().0,
+            frame,
+            clients,
+            changes: std::mem::take(&mut self.membership),
+        }
+    }
+
+    /// Takes back the session changes of a job the snapshot thread could not take.
+    pub fn undeliverable(&mut self, job: SnapshotJob) {
+        let mut changes = std::mem::take(&mut self.membership);
+        changes.prepend(job.changes);
+        self.membership = changes;
     }
 }
 
@@ -455,9 +423,45 @@ impl Game {
 pub fn run_loop(
     mut game: Game,
     mut inbox: mpsc::Receiver<ToWorld>,
+    snapshots: SnapshotConfig,
     metrics: Arc<Metrics>,
     stop: Arc<AtomicBool>,
     ready: Arc<AtomicBool>,
+) {
+    let (jobs, job_inbox) = std::sync::mpsc::sync_channel::<SnapshotJob>(1);
+    let snapshot_metrics = Arc::clone(&metrics);
+    // The snapshot thread ends when this function drops `jobs`.
+    let snapshot_thread = std::thread::Builder::new()
+        .name("snapshots".to_owned())
+        .spawn(move || {
+            let mut snapshotter = Snapshotter::new(snapshots, Arc::clone(&snapshot_metrics));
+            while let Ok(job) = job_inbox.recv() {
+                let start = Instant::now();
+                snapshotter.serve(job);
+                snapshot_metrics.phase_seconds[9].observe(start.elapsed());
+            }
+        });
+    let snapshot_thread = match snapshot_thread {
+        Ok(thread) => thread,
+        Err(err) => {
+            error!(%err, "cannot start the snapshot thread");
+            return;
+        }
+    };
+    world_loop(&mut game, &mut inbox, &jobs, &metrics, &stop, &ready);
+    drop(jobs);
+    if snapshot_thread.join().is_err() {
+        error!("the snapshot thread panicked");
+    }
+}
+
+fn world_loop(
+    game: &mut Game,
+    inbox: &mut mpsc::Receiver<ToWorld>,
+    jobs: &std::sync::mpsc::SyncSender<SnapshotJob>,
+    metrics: &Metrics,
+    stop: &AtomicBool,
+    ready: &AtomicBool,
 ) {
     let origin = Instant::now();
     let mut deadline = Instant::now();
@@ -481,8 +485,15 @@ pub fn run_loop(
         }
         let drained_at = Instant::now();
         let phases = game.tick(origin);
-        let stepped_at = Instant::now();
-        game.send_snapshots();
+        match jobs.try_send(game.snapshot_job()) {
+            Ok(()) => {}
+            Err(std::sync::mpsc::TrySendError::Full(job)) => {
+                metrics.snapshot_dropped(SnapshotDrop::Behind);
+                game.undeliverable(job);
+            }
+            // The snapshot thread is gone (it panicked): nothing is served any more.
+            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return,
+        }
         let end = Instant::now();
         ready.store(true, Ordering::Relaxed);
 
@@ -492,7 +503,6 @@ pub fn run_loop(
             hist.observe(time);
         }
         metrics.phase_seconds[8].observe(drained_at - start);
-        metrics.phase_seconds[9].observe(end - stepped_at);
 
         deadline += TICK;
         let now = Instant::now();
@@ -553,9 +563,6 @@ mod tests {
                 radius_m: 30.0,
                 hysteresis_m: 4.0,
             },
-            bandwidth_cap_bytes_per_sec: 64_000,
-            snapshot_max_bytes: 800,
-            slow_client_ticks: 200,
         };
         let mut game = Game::new(arena(), config, Arc::new(Metrics::default()));
         let mut replies = Vec::new();
@@ -573,7 +580,20 @@ mod tests {
             replies.push(answer);
         }
         game.tick(Instant::now());
-        game.send_snapshots();
+        let job = game.snapshot_job();
+        assert_eq!(job.clients.len(), 600);
+        let metrics = Arc::new(Metrics::default());
+        let mut snapshotter = Snapshotter::new(
+            SnapshotConfig {
+                bandwidth_cap_bytes_per_sec: 64_000,
+                snapshot_max_bytes: 800,
+                slow_client_ticks: 200,
+            },
+            Arc::clone(&metrics),
+        );
+        snapshotter.serve(job);
+        assert_eq!(snapshotter.len(), 600);
+        assert_eq!(metrics.datagrams_out.get(), 600);
         let mut entities: Vec<NetId> = replies
             .into_iter()
             .map(|mut answer| answer.try_recv().unwrap().unwrap().entity)

@@ -22,5 +22,6 @@ pub mod run;
 mod sample;
 pub mod session;
 pub mod simulate;
+pub mod snapshots;
 mod svg;
 pub mod tls;

@@ -118,6 +118,9 @@ pub enum SnapshotDrop {
     Budget,
     /// The connection's datagram send buffer was full (the client is not keeping up).
     Congested,
+    /// The snapshot thread was still busy with the previous tick (every client misses
+    /// this tick's snapshot; counted once per tick).
+    Behind,
 }
 
 /// Why a connection was refused before its session started.
@@ -174,7 +177,7 @@ pub struct Metrics {
     /// Inputs dropped, by [`InputDrop`].
     pub inputs_dropped: [Counter; 3],
     /// Snapshots not sent, by [`SnapshotDrop`].
-    pub snapshots_dropped: [Counter; 2],
+    pub snapshots_dropped: [Counter; 3],
     /// Connections refused, by [`Refusal`].
     pub refused: [Counter; 3],
     /// Sessions ended, by [`DisconnectReason`] (code order).
@@ -302,9 +305,9 @@ impl Metrics {
         labelled(
             &mut out,
             "mmo_snapshots_dropped_total",
-            "Snapshots not sent.",
+            "Snapshots not sent (behind: ticks whose snapshots were skipped for all).",
             "why",
-            &["budget", "congested"],
+            &["budget", "congested", "behind"],
             &self.snapshots_dropped,
         );
         labelled(

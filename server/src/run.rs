@@ -28,6 +28,7 @@ use crate::interest::ViewRange;
 use crate::load::load;
 use crate::metrics::{Metrics, Refusal};
 use crate::session::{SessionContext, run as run_session};
+use crate::snapshots::SnapshotConfig;
 use crate::tls::{Fingerprint, Identity, TransportLimits, server_config};
 
 /// The default map, embedded so `server run` works from any directory: den520d, a
@@ -172,12 +173,14 @@ pub async fn start(config: Config) -> Result<Running> {
             spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
             max_clients: config.max_clients,
             view,
-            bandwidth_cap_bytes_per_sec: config.bandwidth_cap_bytes_per_sec,
-            snapshot_max_bytes: config.snapshot_max_bytes,
-            slow_client_ticks: config.slow_client_ticks,
         },
         Arc::clone(&metrics),
     );
+    let snapshots = SnapshotConfig {
+        bandwidth_cap_bytes_per_sec: config.bandwidth_cap_bytes_per_sec,
+        snapshot_max_bytes: config.snapshot_max_bytes,
+        slow_client_ticks: config.slow_client_ticks,
+    };
     let (world_tx, world_rx) = mpsc::channel(INBOX);
     let stop = Arc::new(AtomicBool::new(false));
     // The sender is dropped when the thread ends, however it ends (a panic included), so
@@ -189,7 +192,7 @@ pub async fn start(config: Config) -> Result<Running> {
             .name("world".to_owned())
             .spawn(move || {
                 let _ended = ended_tx;
-                run_loop(game, world_rx, metrics, stop, ready);
+                run_loop(game, world_rx, snapshots, metrics, stop, ready);
             })
             .context("cannot start the world thread")?
     };
