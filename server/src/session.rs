@@ -522,3 +522,53 @@ async fn disconnect(
     conn.close(reason.code().into(), text.as_bytes());
     Ending::Disconnected(reason)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rate_limit_allows_a_second_of_inputs_then_refuses() {
+        let mut rate = RateLimit::new(30);
+        let allowed = (0..100).filter(|_| rate.allow()).count();
+        // Tokens refill while the loop runs, but not by 70 in microseconds.
+        assert!((30..=31).contains(&allowed), "{allowed}");
+    }
+
+    #[test]
+    fn commands_are_checked() {
+        let bounds = Bounds {
+            min_x: 0.0,
+            min_y: 0.0,
+            max_x: 10.0,
+            max_y: 10.0,
+        };
+        assert!(check_command(&Command::MoveTo { x: 5.0, y: 5.0 }, &bounds).is_ok());
+        assert!(check_command(&Command::Stop, &bounds).is_ok());
+        assert!(check_command(&Command::Direction { x: 0.0, y: -2.0 }, &bounds).is_ok());
+        let bad = [
+            Command::MoveTo {
+                x: f32::NAN,
+                y: 5.0,
+            },
+            Command::MoveTo {
+                x: 5.0,
+                y: f32::INFINITY,
+            },
+            Command::MoveTo { x: 11.0, y: 5.0 },
+            Command::MoveTo { x: 5.0, y: -0.5 },
+            Command::Direction { x: 0.0, y: 0.0 },
+            Command::Direction {
+                x: f32::NAN,
+                y: 1.0,
+            },
+            Command::Direction {
+                x: f32::MAX,
+                y: f32::MAX,
+            },
+        ];
+        for command in bad {
+            assert!(check_command(&command, &bounds).is_err(), "{command:?}");
+        }
+    }
+}
