@@ -340,15 +340,21 @@ impl SnapshotBuilder {
         let sent = &mut self.sent;
         sent.clear();
         sent.resize(slots.len(), false);
-        for round in [head, tail] {
+        for (round, is_tail) in [(head, false), (tail, true)] {
             let room = budget_bytes - used;
-            let leaves_left = round
-                .iter()
-                .any(|(_, at)| matches!(slots[*at as usize], Slot::Leave(_)));
-            if room < MIN_LEAVE_BYTES || (room < MIN_OTHER_BYTES && !leaves_left) {
+            if room < MIN_LEAVE_BYTES {
                 break;
             }
-            // The tail ranks after the whole head; it is sorted only when it is needed.
+            // The tail ranks after the whole head. Room only shrinks, so of the tail only
+            // what fits the room left now can ever be sent: just that part is ordered.
+            let round = if is_tail {
+                let fitting = partition(round, |&(_, at)| {
+                    slot_cost(slots[at as usize], base, current) <= room
+                });
+                &mut round[..fitting]
+            } else {
+                round
+            };
             round.sort_unstable_by(by_rank);
             for &mut (_, at) in round {
                 if budget_bytes - used < MIN_LEAVE_BYTES {
@@ -386,6 +392,34 @@ impl SnapshotBuilder {
     }
 }
 
+/// Moves the items for which `keep` holds to the front; returns how many there are.
+fn partition<T>(items: &mut [T], keep: impl Fn(&T) -> bool) -> usize {
+    let mut kept = 0;
+    for at in 0..items.len() {
+        if keep(&items[at]) {
+            items.swap(kept, at);
+            kept += 1;
+        }
+    }
+    kept
+}
+
+/// The bytes a slot's items take in a snapshot.
+fn slot_cost(slot: Slot, base: &[EntityState], current: &[Candidate]) -> usize {
+    match slot {
+        Slot::Keep(_) => 0,
+        Slot::Leave(b) => net_id_len(&base[b as usize].id),
+        Slot::Enter(c) => entity_len(&current[c as usize].state),
+        Slot::Change(b, c) => change_len(&change_between(
+            &base[b as usize],
+            &current[c as usize].state,
+        )),
+        Slot::Replace(b, c) => {
+            net_id_len(&base[b as usize].id) + entity_len(&current[c as usize].state)
+        }
+    }
+}
+
 /// Adds a slot's items to the snapshot when they fit in what is left of the budget.
 fn send_slot(
     slot: Slot,
@@ -396,41 +430,23 @@ fn send_slot(
     budget_bytes: usize,
     sent: &mut bool,
 ) {
-    let mut fits = |cost: usize| {
-        let fits = *used + cost <= budget_bytes;
-        if fits {
-            *used += cost;
-            *sent = true;
-        }
-        fits
-    };
+    let cost = slot_cost(slot, base, current);
+    if *used + cost > budget_bytes {
+        return;
+    }
+    *used += cost;
+    *sent = true;
     match slot {
         Slot::Keep(_) => {}
-        Slot::Leave(b) => {
-            let b = b as usize;
-            if fits(net_id_len(&base[b].id)) {
-                snapshot.left.push(base[b].id);
-            }
-        }
-        Slot::Enter(c) => {
-            let c = c as usize;
-            if fits(entity_len(&current[c].state)) {
-                snapshot.entered.push(current[c].state);
-            }
-        }
-        Slot::Change(b, c) => {
-            let (b, c) = (b as usize, c as usize);
-            let change = change_between(&base[b], &current[c].state);
-            if fits(change_len(&change)) {
-                snapshot.changed.push(change);
-            }
-        }
+        Slot::Leave(b) => snapshot.left.push(base[b as usize].id),
+        Slot::Enter(c) => snapshot.entered.push(current[c as usize].state),
+        Slot::Change(b, c) => snapshot.changed.push(change_between(
+            &base[b as usize],
+            &current[c as usize].state,
+        )),
         Slot::Replace(b, c) => {
-            let (b, c) = (b as usize, c as usize);
-            if fits(net_id_len(&base[b].id) + entity_len(&current[c].state)) {
-                snapshot.left.push(base[b].id);
-                snapshot.entered.push(current[c].state);
-            }
+            snapshot.left.push(base[b as usize].id);
+            snapshot.entered.push(current[c as usize].state);
         }
     }
 }
