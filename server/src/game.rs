@@ -435,10 +435,15 @@ pub fn run_loop(
         .name("snapshots".to_owned())
         .spawn(move || {
             let mut snapshotter = Snapshotter::new(snapshots, Arc::clone(&snapshot_metrics));
+            let mut pace = Pace::default();
+            snapshot_metrics.snapshot_stride.set(pace.stride);
             while let Ok(job) = job_inbox.recv() {
                 let start = Instant::now();
-                snapshotter.serve(job);
-                snapshot_metrics.phase_seconds[9].observe(start.elapsed());
+                snapshotter.serve(job, pace.stride);
+                let took = start.elapsed();
+                snapshot_metrics.phase_seconds[9].observe(took);
+                pace.update(took);
+                snapshot_metrics.snapshot_stride.set(pace.stride);
             }
         });
     let snapshot_thread = match snapshot_thread {
@@ -452,6 +457,41 @@ pub fn run_loop(
     drop(jobs);
     if snapshot_thread.join().is_err() {
         error!("the snapshot thread panicked");
+    }
+}
+
+/// How many ticks a client waits between snapshots: 1 while the snapshot thread keeps up,
+/// more when serving everyone would take longer than [`SNAPSHOT_BUDGET`]. Then each tick
+/// serves every `stride`-th client in turn, so every client gets regular snapshots at a
+/// lower rate instead of whole ticks being skipped for all.
+#[derive(Debug)]
+struct Pace {
+    stride: u64,
+    /// Smoothed time serving every client would take, seconds.
+    full_secs: f64,
+}
+
+/// Time the snapshot thread may spend per tick before it thins out its clients.
+const SNAPSHOT_BUDGET: Duration = Duration::from_millis(40);
+/// Longest wait between a client's snapshots, in ticks.
+const MAX_STRIDE: u64 = 8;
+
+impl Default for Pace {
+    fn default() -> Self {
+        Pace {
+            stride: 1,
+            full_secs: 0.0,
+        }
+    }
+}
+
+impl Pace {
+    fn update(&mut self, took: Duration) {
+        let full = took.as_secs_f64() * self.stride as f64;
+        // Smoothed over about ten ticks, so one slow tick does not halve everyone's rate.
+        self.full_secs += (full - self.full_secs) * 0.1;
+        let wanted = (self.full_secs / SNAPSHOT_BUDGET.as_secs_f64()).ceil() as u64;
+        self.stride = wanted.clamp(1, MAX_STRIDE);
     }
 }
 
@@ -553,6 +593,26 @@ mod tests {
     }
 
     #[test]
+    fn the_pace_thins_out_clients_when_snapshots_take_too_long() {
+        let mut pace = Pace::default();
+        for _ in 0..100 {
+            pace.update(Duration::from_millis(10));
+        }
+        assert_eq!(pace.stride, 1);
+        // Serving everyone takes 100 ms: every third client per tick keeps within 40 ms.
+        for _ in 0..200 {
+            let took = Duration::from_secs_f64(0.1 / pace.stride as f64);
+            pace.update(took);
+        }
+        assert_eq!(pace.stride, 3);
+        for _ in 0..200 {
+            let took = Duration::from_secs_f64(0.02 / pace.stride as f64);
+            pace.update(took);
+        }
+        assert_eq!(pace.stride, 1);
+    }
+
+    #[test]
     fn many_joins_get_distinct_characters() {
         let config = GameConfig {
             npcs: 10,
@@ -591,7 +651,7 @@ mod tests {
             },
             Arc::clone(&metrics),
         );
-        snapshotter.serve(job);
+        snapshotter.serve(job, 1);
         assert_eq!(snapshotter.len(), 600);
         assert_eq!(metrics.datagrams_out.get(), 600);
         let mut entities: Vec<NetId> = replies

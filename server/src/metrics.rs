@@ -164,6 +164,9 @@ pub struct Metrics {
     pub clients: Gauge,
     /// Path requests waiting in the world's queue.
     pub paths_waiting: Gauge,
+    /// Ticks between a client's snapshots (1: every tick; more when the snapshot thread
+    /// cannot serve everyone in time).
+    pub snapshot_stride: Gauge,
     /// Datagram and control-stream bytes received.
     pub bytes_in: Counter,
     /// Datagram and control-stream bytes sent.

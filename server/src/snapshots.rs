@@ -137,8 +137,10 @@ impl Snapshotter {
         self.viewers.is_empty()
     }
 
-    /// Applies the job's session changes, then builds and sends each client's snapshot.
-    pub fn serve(&mut self, job: SnapshotJob) {
+    /// Applies the job's session changes, then builds and sends the snapshot of every
+    /// `stride`-th client (those whose session number plus the tick divides by it; 1: all).
+    pub fn serve(&mut self, job: SnapshotJob, stride: u64) {
+        let stride = stride.max(1);
         let per_tick = f64::from(self.config.bandwidth_cap_bytes_per_sec) / 20.0;
         let changes = job.changes;
         for new in changes.joined {
@@ -166,13 +168,17 @@ impl Snapshotter {
         // A client may bank two ticks of bandwidth, so a burst of entries fits.
         let bank = 2.0 * per_tick;
         for client in &job.clients {
+            if !(client.session + job.tick).is_multiple_of(stride) {
+                continue;
+            }
             let Some(viewer) = self.viewers.get_mut(&client.session) else {
                 continue;
             };
             if viewer.kicked {
                 continue;
             }
-            viewer.tokens = (viewer.tokens + per_tick).min(bank);
+            // Bandwidth accrues for every tick since the client's last turn.
+            viewer.tokens = (viewer.tokens + per_tick * stride as f64).min(bank * stride as f64);
             let Some(path_max) = viewer.sink.max_datagram_size() else {
                 continue;
             };
