@@ -422,3 +422,62 @@ async fn a_client_pinning_another_certificate_does_not_connect() {
     );
     server.shutdown().await.unwrap();
 }
+
+/// A load-test bot (the I/O-free state machine) plays a session for three seconds and
+/// finds nothing wrong in what the server sends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_load_test_bot_finds_no_violations() {
+    use loadtest::bot::{Behaviour, Bot, Sample};
+    use protocol::codec::{FrameReader, encode_datagram};
+    use protocol::{ClientDatagram, PROTOCOL_VERSION};
+    use std::time::Instant;
+
+    let server = start(config(300)).await.unwrap();
+    let endpoint = client::endpoint(server.quic_addr, Trust::Pinned(server.fingerprint)).unwrap();
+    let (conn, mut send, mut recv) = client::open(&endpoint, server.quic_addr).await.unwrap();
+    for message in [
+        ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+        },
+        ClientMessage::Login {
+            name: Bot::name(1),
+            token: None,
+        },
+    ] {
+        send.write_all(&encode_frame(&message).unwrap())
+            .await
+            .unwrap();
+    }
+    let mut reader = FrameReader::new();
+    let mut buf = [0u8; 4096];
+    let welcome = loop {
+        if let Some(ServerMessage::Welcome(welcome)) = reader.next_message().unwrap() {
+            break welcome;
+        }
+        let n = recv.read(&mut buf).await.unwrap().unwrap();
+        reader.push(&buf[..n]);
+    };
+    let mut bot = Bot::new(Behaviour::Click, 1);
+    bot.on_welcome(welcome, Instant::now());
+    let end = Instant::now() + Duration::from_secs(3);
+    let mut samples = Vec::new();
+    while Instant::now() < end {
+        tokio::select! {
+            datagram = conn.read_datagram() => bot.on_datagram(&datagram.unwrap(), Instant::now()),
+            () = tokio::time::sleep(Duration::from_millis(20)) => {}
+        }
+        if let Some(input) = bot.next_input(Instant::now()) {
+            let bytes = encode_datagram(&ClientDatagram::Input(input)).unwrap();
+            conn.send_datagram(bytes.into()).unwrap();
+        }
+        samples.extend(bot.drain());
+    }
+    let violations: Vec<_> = samples
+        .iter()
+        .filter(|s| matches!(s, Sample::Violation(_)))
+        .collect();
+    assert!(violations.is_empty(), "{violations:?}");
+    assert!(bot.snapshots >= 40, "{} snapshots in 3 s", bot.snapshots);
+    assert!(samples.iter().any(|s| matches!(s, Sample::Rtt(_))));
+    server.shutdown().await.unwrap();
+}
