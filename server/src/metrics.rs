@@ -187,6 +187,8 @@ pub struct Metrics {
     pub disconnects: [Counter; DisconnectReason::ALL.len()],
     /// Sessions whose QUIC connection was lost without a disconnect (timeouts, resets).
     pub connections_lost: Counter,
+    /// QUIC handshakes that failed (`[0]`) or did not finish in time (`[1]`).
+    pub handshakes_failed: [Counter; 2],
 }
 
 impl Metrics {
@@ -329,6 +331,14 @@ impl Metrics {
             "reason",
             &reasons,
             &self.disconnects,
+        );
+        labelled(
+            &mut out,
+            "mmo_handshakes_failed_total",
+            "QUIC handshakes that failed or did not finish in time.",
+            "why",
+            &["error", "timeout"],
+            &self.handshakes_failed,
         );
         counter(
             &mut out,

@@ -317,8 +317,16 @@ async fn accept_loop(
                 let guard = refusal.is_none().then(|| SlotGuard { slots: Arc::clone(&slots), ip });
                 let handshake_timeout = config.handshake_timeout();
                 sessions.spawn(async move {
-                    let Ok(Ok(conn)) = tokio::time::timeout(handshake_timeout, incoming).await else {
-                        return;
+                    let conn = match tokio::time::timeout(handshake_timeout, incoming).await {
+                        Ok(Ok(conn)) => conn,
+                        Ok(Err(_)) => {
+                            ctx.metrics.handshakes_failed[0].inc();
+                            return;
+                        }
+                        Err(_) => {
+                            ctx.metrics.handshakes_failed[1].inc();
+                            return;
+                        }
                     };
                     if let Some(why) = refusal {
                         // Completing the handshake costs a little, but the client learns why.
