@@ -220,3 +220,121 @@ impl Snapshotter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use protocol::{EntityKind, EntityState, Motion, QPos};
+
+    use super::*;
+    use crate::interest::ViewRange;
+
+    /// Keeps the size of every datagram sent.
+    #[derive(Clone, Default)]
+    struct Recorder(Arc<Mutex<Vec<usize>>>);
+
+    impl DatagramSink for Recorder {
+        fn max_datagram_size(&self) -> Option<usize> {
+            Some(1_200)
+        }
+        fn send_space(&self) -> usize {
+            usize::MAX
+        }
+        fn send(&self, datagram: Bytes) -> bool {
+            self.0
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .push(datagram.len());
+            true
+        }
+    }
+
+    /// 300 NPCs milling around the client at (50, 50), all moving every tick.
+    fn frame(tick: u64) -> Frame {
+        let mut states = Vec::new();
+        let mut positions = Vec::new();
+        for i in 0..300u32 {
+            let angle = i as f32 * 0.37 + tick as f32 * 0.05;
+            let r = 2.0 + (i % 25) as f32;
+            let (x, y) = (50.0 + r * angle.cos(), 50.0 + r * angle.sin());
+            states.push(EntityState {
+                id: NetId {
+                    index: i,
+                    generation: 0,
+                },
+                kind: EntityKind::Npc,
+                radius_cm: 40,
+                pos: QPos::from_metres(x, y),
+                motion: Motion::Moving,
+            });
+            positions.push((x, y));
+        }
+        let range = ViewRange {
+            radius_m: 30.0,
+            hysteresis_m: 4.0,
+        };
+        Frame::from_states(states, positions, (0.0, 0.0), (100.0, 100.0), range)
+    }
+
+    #[test]
+    fn a_client_never_gets_more_than_its_bandwidth_cap() {
+        let cap = 4_000;
+        let metrics = Arc::new(Metrics::default());
+        let mut snapshotter = Snapshotter::new(
+            SnapshotConfig {
+                bandwidth_cap_bytes_per_sec: cap,
+                snapshot_max_bytes: 800,
+                slow_client_ticks: 200,
+            },
+            Arc::clone(&metrics),
+        );
+        let sent = Recorder::default();
+        let (kick, _kicks) = mpsc::channel(1);
+        let mut changes = Membership::default();
+        changes.joined.push(NewViewer {
+            session: 1,
+            sink: Box::new(sent.clone()),
+            kick,
+        });
+        let ticks = 100u64;
+        for tick in 1..=ticks {
+            let mut job = SnapshotJob {
+                tick,
+                frame: frame(tick),
+                clients: vec![ClientTick {
+                    session: 1,
+                    me: NetId {
+                        index: 0,
+                        generation: 0,
+                    },
+                    at: (50.0, 50.0),
+                    applied_seq: 0,
+                }],
+                changes: std::mem::take(&mut changes),
+            };
+            // The client acknowledges each snapshot it got, one tick later.
+            if tick > 1 {
+                job.changes.acks.insert(1, tick - 1);
+            }
+            snapshotter.serve(job, 1);
+        }
+        let sizes = sent.0.lock().unwrap().clone();
+        let total: usize = sizes.iter().sum();
+        let seconds = ticks as f64 / 20.0;
+        // At most the cap over the run, plus the two ticks of bandwidth a client may bank.
+        let allowed = f64::from(cap) * seconds + 2.0 * f64::from(cap) / 20.0;
+        assert!(total as f64 <= allowed, "{total} bytes in {seconds} s");
+        // The budget was the limit, not the crowd: it was nearly used up.
+        assert!(
+            total as f64 >= 0.8 * f64::from(cap) * seconds,
+            "{total} bytes"
+        );
+        // No datagram is larger than two ticks of bandwidth, and every tick sent one.
+        assert!(
+            sizes.iter().all(|&size| size <= 2 * cap as usize / 20),
+            "{sizes:?}"
+        );
+        assert_eq!(sizes.len() as u64, ticks);
+    }
+}
