@@ -13,17 +13,10 @@ fn server() -> Command {
 #[test]
 fn run_serves_health_and_exits_zero_on_sigterm() {
     let mut child = server()
-        .args([
-            "run",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics-listen",
-            "127.0.0.1:0",
-            "--npcs",
-            "50",
-            "--log-format",
-            "json",
-        ])
+        .args(["run", "--listen", "127.0.0.1:0", "--log-format", "json"])
+        // Settings from the environment, as a container would pass them.
+        .env("MMO_METRICS_LISTEN", "127.0.0.1:0")
+        .env("MMO_NPCS", "37")
         .env("RUST_LOG", "info")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -41,6 +34,8 @@ fn run_serves_health_and_exits_zero_on_sigterm() {
     let fingerprint = fields["fingerprint"].as_str().unwrap();
     assert_eq!(fingerprint.len(), 64, "{started}");
     let metrics = fields["metrics"].as_str().unwrap().to_owned();
+    assert_eq!(fields["npcs"], 37, "{started}");
+    assert_ne!(metrics, "127.0.0.1:9100", "{started}");
 
     let mut stream = TcpStream::connect(&metrics).unwrap();
     std::io::Write::write_all(&mut stream, b"GET /healthz HTTP/1.1\r\n\r\n").unwrap();
