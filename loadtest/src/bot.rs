@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use protocol::codec::decode_datagram;
 use protocol::{
-    ClientMessage, Command, Input, NetId, ServerDatagram, ServerMessage, Snapshot, View, Welcome,
+    ClientMessage, Command, Input, NetId, Received, ServerDatagram, ServerMessage, Snapshot, View,
+    ViewHistory, Welcome,
 };
 use serde::{Deserialize, Serialize};
 
@@ -76,8 +77,6 @@ pub enum Sample {
 const INPUT_EVERY: Duration = Duration::from_millis(100);
 /// An order not yet acknowledged is sent again after this long.
 const RESEND_AFTER: Duration = Duration::from_millis(250);
-/// Views kept as delta baselines.
-const VIEWS_KEPT: usize = 32;
 /// Inputs remembered for round-trip times.
 const SENT_KEPT: usize = 64;
 /// How long an ordered character may stand still before it counts as ignored.
@@ -97,7 +96,7 @@ pub struct Bot {
     behaviour: Behaviour,
     rng: u64,
     welcome: Option<Welcome>,
-    views: VecDeque<(u64, View)>,
+    history: ViewHistory,
     seq: u32,
     sent: VecDeque<(u32, Instant)>,
     last_applied_seq: u32,
@@ -129,7 +128,7 @@ impl Bot {
             behaviour,
             rng: number.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed,
             welcome: None,
-            views: VecDeque::new(),
+            history: ViewHistory::new(),
             seq: 0,
             sent: VecDeque::new(),
             last_applied_seq: 0,
@@ -193,30 +192,24 @@ impl Bot {
             // Datagrams can overtake the welcome on the stream: nothing to check against yet.
             return;
         };
-        if self
-            .views
-            .back()
-            .is_some_and(|(tick, _)| *tick >= snapshot.tick)
-        {
-            self.samples
-                .push(Sample::Violation(Violation::TickBackwards));
-            return;
-        }
-        let empty = View::new();
-        let baseline = match snapshot.baseline_tick {
-            None => Some(&empty),
-            Some(tick) => self.views.iter().find(|(t, _)| *t == tick).map(|(_, v)| v),
-        };
-        let Some(baseline) = baseline else {
-            self.missing_baselines += 1;
-            return;
-        };
-        let view = match baseline.apply(snapshot) {
-            Ok(view) => view,
+        match self.history.receive(snapshot) {
+            Ok(Received::Applied) => {}
+            Ok(Received::Stale) => {
+                self.samples
+                    .push(Sample::Violation(Violation::TickBackwards));
+                return;
+            }
+            Ok(Received::MissingBaseline) => {
+                self.missing_baselines += 1;
+                return;
+            }
             Err(_) => {
                 self.samples.push(Sample::Violation(Violation::BadSnapshot));
                 return;
             }
+        }
+        let Some((_, view)) = self.history.newest() else {
+            return;
         };
         let bounds = welcome.bounds;
         let me = welcome.entity;
@@ -262,10 +255,6 @@ impl Bot {
         self.snapshots += 1;
         if let Some(position) = position {
             self.check_progress(position, now);
-        }
-        self.views.push_back((snapshot.tick, view));
-        if self.views.len() > VIEWS_KEPT {
-            self.views.pop_front();
         }
     }
 
@@ -342,7 +331,7 @@ impl Bot {
         }
         Some(Input {
             seq: self.seq,
-            ack_tick: self.views.back().map(|(tick, _)| *tick),
+            ack_tick: self.history.newest().map(|(tick, _)| tick),
             command: command.unwrap_or(Command::Nothing),
         })
     }
@@ -368,7 +357,7 @@ impl Bot {
 
     /// The newest view.
     pub fn view(&self) -> Option<&View> {
-        self.views.back().map(|(_, view)| view)
+        self.history.newest().map(|(_, view)| view)
     }
 
     fn choose_target(&mut self) -> Option<(f32, f32)> {

@@ -55,7 +55,7 @@
 //!   snapshots received (32 is plenty) by tick; apply each snapshot to its baseline's view
 //!   with [`View::apply`] and drop snapshots whose baseline you no longer hold or whose tick
 //!   is not newer than the newest you applied (datagrams can arrive out of order).
-//!   Acknowledge the newest tick in your next input.
+//!   [`ViewHistory`] does exactly this. Acknowledge the newest tick in your next input.
 //!
 //! Positions are centimetres ([`QPos`]); world coordinates are metres with the map's
 //! bounds from the welcome. The view holds the entities within the view radius of your
@@ -74,7 +74,8 @@ pub use messages::{
     Welcome,
 };
 pub use view::{
-    ApplyError, BuildError, Candidate, SnapshotBuilder, SnapshotHeader, View, build_snapshot,
+    ApplyError, BuildError, Candidate, Received, SnapshotBuilder, SnapshotHeader, View,
+    ViewHistory, build_snapshot,
 };
 
 /// The protocol version this crate speaks. Bumped on any change to a message.

@@ -173,6 +173,66 @@ fn sorted_unique<T>(mut items: Vec<T>, key: impl Fn(&T) -> NetId) -> Result<Vec<
     Ok(items)
 }
 
+/// What became of a snapshot handed to [`ViewHistory::receive`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Received {
+    /// Applied: its view is now the newest.
+    Applied,
+    /// Not newer than the newest view (datagrams can arrive out of order): dropped.
+    Stale,
+    /// Its baseline is no longer held: dropped (a later snapshot will apply).
+    MissingBaseline,
+}
+
+/// A client's views of its most recent snapshots, by tick: the client half of the delta
+/// scheme. Each received snapshot is applied to the view of its baseline tick (or to the
+/// empty view), and the newest tick is what the client acknowledges.
+#[derive(Clone, Debug, Default)]
+pub struct ViewHistory {
+    views: std::collections::VecDeque<(u64, View)>,
+}
+
+impl ViewHistory {
+    /// Views kept as possible baselines (the server keeps fewer).
+    pub const KEPT: usize = 32;
+
+    /// No views yet.
+    pub fn new() -> ViewHistory {
+        ViewHistory::default()
+    }
+
+    /// Applies a snapshot to its baseline. An error means the snapshot contradicts its
+    /// baseline (a broken server or a corrupt datagram); the history is unchanged then.
+    pub fn receive(&mut self, snapshot: &Snapshot) -> Result<Received, ApplyError> {
+        if self
+            .views
+            .back()
+            .is_some_and(|(tick, _)| *tick >= snapshot.tick)
+        {
+            return Ok(Received::Stale);
+        }
+        let empty = View::new();
+        let baseline = match snapshot.baseline_tick {
+            None => Some(&empty),
+            Some(tick) => self.views.iter().find(|(t, _)| *t == tick).map(|(_, v)| v),
+        };
+        let Some(baseline) = baseline else {
+            return Ok(Received::MissingBaseline);
+        };
+        let view = baseline.apply(snapshot)?;
+        self.views.push_back((snapshot.tick, view));
+        if self.views.len() > ViewHistory::KEPT {
+            self.views.pop_front();
+        }
+        Ok(Received::Applied)
+    }
+
+    /// The newest view and its tick (the tick to acknowledge).
+    pub fn newest(&self) -> Option<(u64, &View)> {
+        self.views.back().map(|(tick, view)| (*tick, view))
+    }
+}
+
 /// One entity the server wants the client to see, with its priority: when the byte budget
 /// cannot hold every change, lower priorities go first (the server uses the distance from
 /// the client's character).
@@ -459,5 +519,69 @@ fn change_between(old: &EntityState, new: &EntityState) -> Change {
         dx_cm: new.pos.x_cm.wrapping_sub(old.pos.x_cm),
         dy_cm: new.pos.y_cm.wrapping_sub(old.pos.y_cm),
         motion: (new.motion != old.motion).then_some(new.motion),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::{EntityKind, Motion, QPos};
+
+    fn entity(index: u32, x_cm: i32) -> EntityState {
+        EntityState {
+            id: NetId {
+                index,
+                generation: 0,
+            },
+            kind: EntityKind::Npc,
+            radius_cm: 40,
+            pos: QPos { x_cm, y_cm: 0 },
+            motion: Motion::Idle,
+        }
+    }
+
+    fn snapshot(tick: u64, baseline_tick: Option<u64>) -> Snapshot {
+        Snapshot {
+            tick,
+            baseline_tick,
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn history_applies_in_order_and_drops_what_cannot_apply() {
+        let mut history = ViewHistory::new();
+        let mut first = snapshot(10, None);
+        first.entered.push(entity(1, 0));
+        assert_eq!(history.receive(&first), Ok(Received::Applied));
+        let mut second = snapshot(11, Some(10));
+        second.changed.push(Change {
+            id: entity(1, 0).id,
+            dx_cm: 5,
+            dy_cm: 0,
+            motion: None,
+        });
+        assert_eq!(history.receive(&second), Ok(Received::Applied));
+        assert_eq!(
+            history.newest().map(|(t, v)| (t, v.entities()[0].pos.x_cm)),
+            Some((11, 5))
+        );
+        // Out of order, and against a baseline never received.
+        assert_eq!(
+            history.receive(&snapshot(11, Some(10))),
+            Ok(Received::Stale)
+        );
+        assert_eq!(
+            history.receive(&snapshot(13, Some(12))),
+            Ok(Received::MissingBaseline)
+        );
+        // A delta that contradicts its baseline is an error and changes nothing.
+        let mut bad = snapshot(14, Some(11));
+        bad.left.push(entity(2, 0).id);
+        assert_eq!(
+            history.receive(&bad),
+            Err(ApplyError::LeftUnknown(entity(2, 0).id))
+        );
+        assert_eq!(history.newest().map(|(t, _)| t), Some(11));
     }
 }

@@ -2,23 +2,19 @@
 //! sends inputs and rebuilds its view from delta snapshots. The integration tests drive the
 //! server with it, and it shows a client author the protocol in working code.
 
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use protocol::codec::{FrameReader, decode_datagram, encode_datagram, encode_frame};
 use protocol::{
-    ClientDatagram, ClientMessage, Command, DisconnectReason, Input, PROTOCOL_VERSION,
-    ServerDatagram, ServerMessage, Snapshot, View, Welcome,
+    ClientDatagram, ClientMessage, Command, DisconnectReason, Input, PROTOCOL_VERSION, Received,
+    ServerDatagram, ServerMessage, Snapshot, View, ViewHistory, Welcome,
 };
 use quinn::{Connection, ConnectionError, SendStream};
 use thiserror::Error;
 use tokio::sync::mpsc;
 
 use crate::tls::{TransportLimits, Trust, client_config};
-
-/// Snapshot views kept as possible baselines.
-const VIEWS_KEPT: usize = 32;
 
 /// Why a client operation failed.
 #[derive(Debug, Error)]
@@ -107,7 +103,7 @@ pub struct Client {
     send: SendStream,
     control: mpsc::Receiver<Result<ServerMessage, ClientError>>,
     welcome: Welcome,
-    views: VecDeque<(u64, View)>,
+    history: ViewHistory,
     seq: u32,
     /// Snapshots dropped because their baseline was no longer held.
     pub missing_baselines: u64,
@@ -159,7 +155,7 @@ impl Client {
             send,
             control,
             welcome,
-            views: VecDeque::new(),
+            history: ViewHistory::new(),
             seq: 0,
             missing_baselines: 0,
             stale: 0,
@@ -178,7 +174,7 @@ impl Client {
 
     /// The newest view and its tick.
     pub fn view(&self) -> Option<(u64, &View)> {
-        self.views.back().map(|(tick, view)| (*tick, view))
+        self.history.newest()
     }
 
     /// Sends a command (acknowledging the newest snapshot); returns its sequence number.
@@ -186,7 +182,7 @@ impl Client {
         self.seq += 1;
         let input = Input {
             seq: self.seq,
-            ack_tick: self.views.back().map(|(tick, _)| *tick),
+            ack_tick: self.history.newest().map(|(tick, _)| tick),
             command,
         };
         self.send_datagram(&ClientDatagram::Input(input))?;
@@ -221,29 +217,19 @@ impl Client {
             };
             let ServerDatagram::Snapshot(snapshot) = decode_datagram(&datagram)
                 .map_err(|err| ClientError::Protocol(format!("bad snapshot: {err}")))?;
-            if self
-                .views
-                .back()
-                .is_some_and(|(tick, _)| *tick >= snapshot.tick)
-            {
-                self.stale += 1;
-                continue;
-            }
-            let empty = View::new();
-            let baseline = match snapshot.baseline_tick {
-                None => Some(&empty),
-                Some(tick) => self.views.iter().find(|(t, _)| *t == tick).map(|(_, v)| v),
-            };
-            let Some(baseline) = baseline else {
-                self.missing_baselines += 1;
-                continue;
-            };
-            let view = baseline.apply(&snapshot).map_err(|err| {
+            let received = self.history.receive(&snapshot).map_err(|err| {
                 ClientError::Protocol(format!("snapshot {}: {err}", snapshot.tick))
             })?;
-            self.views.push_back((snapshot.tick, view));
-            if self.views.len() > VIEWS_KEPT {
-                self.views.pop_front();
+            match received {
+                Received::Applied => {}
+                Received::Stale => {
+                    self.stale += 1;
+                    continue;
+                }
+                Received::MissingBaseline => {
+                    self.missing_baselines += 1;
+                    continue;
+                }
             }
             return Ok(snapshot);
         }

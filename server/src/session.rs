@@ -224,14 +224,7 @@ async fn next_frame(
         match reader.next_message::<ClientMessage>() {
             Ok(Some(message)) => return Ok(Some(message)),
             Ok(None) => {}
-            Err(err) => {
-                ctx.metrics.invalid(Invalid::Frame);
-                let reason = match err {
-                    DecodeError::TooLarge { .. } => DisconnectReason::FrameTooLarge,
-                    _ => DisconnectReason::BadMessage,
-                };
-                return Err(End::new(reason, format!("bad control frame: {err}")));
-            }
+            Err(err) => return Err(bad_frame(&err, ctx)),
         }
         match recv.read(buf).await {
             Ok(Some(n)) => {
@@ -241,6 +234,18 @@ async fn next_frame(
             Ok(None) | Err(_) => return Ok(None),
         }
     }
+}
+
+/// Counts a control frame that does not decode and ends the session: an oversized frame
+/// with `FrameTooLarge`, any other with `BadMessage` (the length was fine, so the stream is
+/// still in step, but a client writing garbage on its reliable stream is broken).
+fn bad_frame(err: &DecodeError, ctx: &SessionContext) -> End {
+    ctx.metrics.invalid(Invalid::Frame);
+    let reason = match err {
+        DecodeError::TooLarge { .. } => DisconnectReason::FrameTooLarge,
+        _ => DisconnectReason::BadMessage,
+    };
+    End::new(reason, format!("bad control frame: {err}"))
 }
 
 /// Writes one frame; a client that does not read its stream for 5 s is too slow.
@@ -419,16 +424,7 @@ async fn drain_frames(
                 let why = "hello and login come once, before the welcome".to_owned();
                 strike(strikes, Invalid::Frame, why, send, ctx).await?;
             }
-            Err(err) => {
-                ctx.metrics.invalid(Invalid::Frame);
-                let reason = match err {
-                    DecodeError::TooLarge { .. } => DisconnectReason::FrameTooLarge,
-                    // The length was fine but the body was not. The stream is still in
-                    // step, but a client writing garbage on its reliable stream is broken.
-                    _ => DisconnectReason::BadMessage,
-                };
-                return Err(End::new(reason, format!("bad control frame: {err}")));
-            }
+            Err(err) => return Err(bad_frame(&err, ctx)),
         }
     }
 }
