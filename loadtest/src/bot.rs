@@ -339,10 +339,10 @@ impl Bot {
     /// When [`Bot::next_input`] next has something to send.
     pub fn next_wake(&self) -> Option<Instant> {
         let input = self.next_input_at?;
-        Some(match (self.next_order_at, &self.order) {
-            (Some(order_at), _) => input.min(order_at),
-            _ => input,
-        })
+        Some(
+            self.next_order_at
+                .map_or(input, |order_at| input.min(order_at)),
+        )
     }
 
     /// Takes the samples gathered since the last call.

@@ -382,7 +382,15 @@ impl Game {
 
     /// The snapshot thread's work for the tick just run: the frame, each client's
     /// character, and the session changes not handed over yet.
-    pub fn snapshot_job(&mut self) -> SnapshotJob {
+    /// `None` when there is no client and no session change: nothing to capture then.
+    pub fn snapshot_job(&mut self) -> Option<SnapshotJob> {
+        let players = self.clients.len() as u64;
+        self.metrics.players.set(players);
+        if self.clients.is_empty() && self.membership.is_empty() {
+            let bodies = self.world.bodies().count() as u64;
+            self.metrics.npcs.set(bodies.saturating_sub(players));
+            return None;
+        }
         let frame = Frame::capture(&self.world, self.config.view);
         let clients = self
             .clients
@@ -397,17 +405,15 @@ impl Game {
                 })
             })
             .collect();
-        let players = self.clients.len() as u64;
-        self.metrics.players.set(players);
         self.metrics
             .npcs
             .set((frame.len() as u64).saturating_sub(players));
-        SnapshotJob {
+        Some(SnapshotJob {
             tick: self.world.tick().0,
             frame,
             clients,
             changes: std::mem::take(&mut self.membership),
-        }
+        })
     }
 
     /// Takes back the session changes of a job the snapshot thread could not take.
@@ -525,14 +531,16 @@ fn world_loop(
         }
         let drained_at = Instant::now();
         let phases = game.tick(origin);
-        match jobs.try_send(game.snapshot_job()) {
-            Ok(()) => {}
-            Err(std::sync::mpsc::TrySendError::Full(job)) => {
-                metrics.snapshot_dropped(SnapshotDrop::Behind);
-                game.undeliverable(job);
+        if let Some(job) = game.snapshot_job() {
+            match jobs.try_send(job) {
+                Ok(()) => {}
+                Err(std::sync::mpsc::TrySendError::Full(job)) => {
+                    metrics.snapshot_dropped(SnapshotDrop::Behind);
+                    game.undeliverable(job);
+                }
+                // The snapshot thread is gone (it panicked): nothing is served any more.
+                Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return,
             }
-            // The snapshot thread is gone (it panicked): nothing is served any more.
-            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return,
         }
         let end = Instant::now();
         ready.store(true, Ordering::Relaxed);
@@ -640,7 +648,7 @@ mod tests {
             replies.push(answer);
         }
         game.tick(Instant::now());
-        let job = game.snapshot_job();
+        let job = game.snapshot_job().expect("clients to serve");
         assert_eq!(job.clients.len(), 600);
         let metrics = Arc::new(Metrics::default());
         let mut snapshotter = Snapshotter::new(
