@@ -198,6 +198,9 @@ fn serve(args: RunArgs) -> Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
+        // Signals are watched before the server starts, so a SIGTERM that arrives right
+        // after the start line still shuts it down gracefully instead of killing it.
+        let signal = shutdown_signal()?;
         let running = server::run::start(config).await?;
         let trigger = running.shutdown_trigger();
         // The server ends on a signal, or by itself when its world fails.
@@ -205,27 +208,35 @@ fn serve(args: RunArgs) -> Result<()> {
         tokio::pin!(stopped);
         tokio::select! {
             result = &mut stopped => return result,
-            signal = wait_for_signal() => signal?,
+            () = signal => {}
         }
+        tracing::info!("signal received");
         trigger.trigger();
         stopped.await
     })
 }
 
-async fn wait_for_signal() -> Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+/// A future that completes on SIGINT or SIGTERM; the handlers are installed at once.
+#[cfg(unix)]
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+    Ok(async move {
         tokio::select! {
-            result = tokio::signal::ctrl_c() => result.context("cannot watch SIGINT")?,
             _ = term.recv() => {}
+            _ = int.recv() => {}
         }
-    }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c()
-        .await
-        .context("cannot watch Ctrl-C")?;
-    tracing::info!("signal received");
-    Ok(())
+    })
+}
+
+/// A future that completes on Ctrl-C.
+#[cfg(not(unix))]
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        // Without a working Ctrl-C handler the server runs until killed.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    })
 }
