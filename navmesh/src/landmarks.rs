@@ -108,13 +108,13 @@ impl Landmarks {
     /// A lower bound on the distance from any point of edge `p q` (length `len`) to a point
     /// with the given bounds. A point `x` of the edge sees both ends, so its landmark
     /// distance lies within `(d(p) + d(q) ∓ len) / 2`.
-    pub(crate) fn edge_bound(&self, p: VertId, q: VertId, len: f64, goal: &[(f64, f64)]) -> f64 {
+    pub(crate) fn edge_bound(&self, p: VertId, q: VertId, len: f64, goal: &[Active]) -> f64 {
         let mut best = 0.0f64;
         let (rp, rq) = (self.by_vertex(p), self.by_vertex(q));
-        for ((&dp, &dq), &(lo, hi)) in rp.iter().zip(rq).zip(goal) {
-            let mid = (dp + dq) / 2.0;
-            let half = len / 2.0;
-            let bound = (lo - (mid + half)).max(mid - half - hi);
+        let half = len / 2.0;
+        for a in goal {
+            let mid = (rp[a.landmark] + rq[a.landmark]) / 2.0;
+            let bound = (a.lo - (mid + half)).max(mid - half - a.hi);
             if bound.is_finite() {
                 best = best.max(bound);
             }
@@ -130,17 +130,59 @@ impl Landmarks {
 
     /// The landmark lower bound on the distance from vertex `v` to a point with the given
     /// bounds.
-    pub(crate) fn vertex_bound(&self, v: VertId, goal: &[(f64, f64)]) -> f64 {
+    pub(crate) fn vertex_bound(&self, v: VertId, goal: &[Active]) -> f64 {
         let mut best = 0.0f64;
-        for (k, &(lo, hi)) in goal.iter().enumerate() {
-            let d = self.dist[k * self.vertex_count + v.index()];
-            let bound = (lo - d).max(d - hi);
+        let row = self.by_vertex(v);
+        for a in goal {
+            let d = row[a.landmark];
+            let bound = (a.lo - d).max(d - a.hi);
             if bound.is_finite() {
                 best = best.max(bound);
             }
         }
         best
     }
+
+    /// Chooses the landmarks one search evaluates: the `count` that bound the distance from
+    /// start to goal best (Goldberg & Harrelson's "active landmarks"). Every landmark gives
+    /// a valid lower bound, so any subset keeps the search exact; the ones that are tight
+    /// between start and goal tend to be tight along the way, and evaluating a few instead
+    /// of all of them is most of the saving of a search node.
+    pub(crate) fn choose_active(
+        start: &[(f64, f64)],
+        goal: &[(f64, f64)],
+        count: usize,
+        out: &mut Vec<Active>,
+    ) {
+        out.clear();
+        for (k, (&(s_lo, s_hi), &(g_lo, g_hi))) in start.iter().zip(goal).enumerate() {
+            let bound = (s_lo - g_hi).max(g_lo - s_hi);
+            if bound.is_finite() {
+                out.push(Active {
+                    landmark: k,
+                    lo: g_lo,
+                    hi: g_hi,
+                    score: bound,
+                });
+            }
+        }
+        out.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.landmark.cmp(&b.landmark))
+        });
+        out.truncate(count);
+    }
+}
+
+/// A landmark chosen for one search, with the goal's bounds on its distance.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Active {
+    landmark: usize,
+    lo: f64,
+    hi: f64,
+    /// How well it bounds start to goal (the choice's key).
+    score: f64,
 }
 
 /// Wall vertices of islands big enough to deserve a landmark: at least 64 triangles and

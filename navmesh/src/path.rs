@@ -55,6 +55,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::geom::{Point, orient};
+use crate::landmarks::{Active, Landmarks};
 use crate::mesh::{NavMesh, TriId, VertId};
 use crate::raycast::Raycast;
 
@@ -132,10 +133,16 @@ pub struct NavMeshQuery {
     /// Best `g` per turn (see [`turn_key`]), valid where `turn_stamp` equals `stamp`.
     turn_best: Vec<f64>,
     turn_stamp: Vec<u32>,
+    /// Landmark bound per triangle edge (`tri * 3 + edge`), valid where `edge_stamp`
+    /// equals `stamp`: many nodes cross the same edge, the bound depends only on the edge.
+    edge_bound: Vec<f64>,
+    edge_stamp: Vec<u32>,
     stamp: u32,
     /// Landmark distance bounds of the goal and the start (`[k]` = lower, upper).
     goal_bounds: Vec<(f64, f64)>,
     start_bounds: Vec<(f64, f64)>,
+    /// The landmarks this search evaluates per node, with the goal's bounds.
+    active: Vec<Active>,
     /// Set while computing landmark distances: no goal, `f = g`, and every vertex seen gets
     /// its distance recorded in `flood_dist`.
     flood: bool,
@@ -144,6 +151,8 @@ pub struct NavMeshQuery {
     wall_scratch: Vec<usize>,
     /// The point path, kept while a radius path is derived from it.
     point_path: Vec<Point>,
+    /// Successors of the node being expanded, before they go on the open list.
+    pending: Vec<Open>,
 }
 
 impl NavMeshQuery {
@@ -194,6 +203,9 @@ pub enum SliceStatus {
     /// The search has finished (found or not); call [`NavMeshQuery::finish_search`].
     Done,
 }
+
+/// How many landmarks each search evaluates per node (see [`Landmarks::choose_active`]).
+const ACTIVE_LANDMARKS: usize = 4;
 
 const NO_VERTEX: u32 = u32::MAX;
 const NO_ROOT: u32 = u32::MAX;
@@ -376,6 +388,7 @@ impl NavMeshQuery {
         self.nodes.clear();
         self.roots.clear();
         self.open.clear();
+        self.pending.clear();
         if !(radius >= 0.0 && radius.is_finite()) {
             return Err(PathError::InvalidRadius { radius });
         }
@@ -413,6 +426,12 @@ impl NavMeshQuery {
         landmarks.point_bounds(mesh, goal, &self.goal_tris, &mut self.goal_bounds);
         landmarks.point_bounds(mesh, start, &self.start_tris, &mut self.start_bounds);
         let alt = landmark_bound(&self.start_bounds, &self.goal_bounds);
+        Landmarks::choose_active(
+            &self.start_bounds,
+            &self.goal_bounds,
+            ACTIVE_LANDMARKS,
+            &mut self.active,
+        );
         self.roots.push(Root {
             point: start,
             vertex: NO_VERTEX,
@@ -439,11 +458,14 @@ impl NavMeshQuery {
         if self.turn_stamp.len() != mesh.triangle_count() * 6 {
             self.turn_stamp = vec![0; mesh.triangle_count() * 6];
             self.turn_best = vec![f64::INFINITY; mesh.triangle_count() * 6];
+            self.edge_stamp = vec![0; mesh.triangle_count() * 3];
+            self.edge_bound = vec![0.0; mesh.triangle_count() * 3];
             self.stamp = 0;
         }
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.turn_stamp.fill(0);
+            self.edge_stamp.fill(0);
             self.stamp = 1;
         }
     }
@@ -473,6 +495,9 @@ impl NavMeshQuery {
                 );
             }
         }
+        for open in self.pending.drain(..) {
+            self.open.push(open);
+        }
     }
 
     /// Shortest distances from vertex `source` to every vertex of its island (infinity
@@ -486,6 +511,7 @@ impl NavMeshQuery {
         self.nodes.clear();
         self.roots.clear();
         self.open.clear();
+        self.pending.clear();
         self.goal_tris.clear();
         let Some(first) = mesh.locate(start) else {
             return;
@@ -530,7 +556,8 @@ impl NavMeshQuery {
         let Search::Running { goal, radius, .. } = self.state else {
             return SliceStatus::Done;
         };
-        for _ in 0..max_iterations {
+        let mut done = 0;
+        while done < max_iterations {
             let Some(open) = self.open.pop() else {
                 self.state = Search::Failed(FailKind::Unreachable);
                 return SliceStatus::Done;
@@ -543,15 +570,34 @@ impl NavMeshQuery {
                 };
                 return SliceStatus::Done;
             }
-            let node = self.nodes[open.index as usize];
-            let root = self.roots[node.root as usize];
-            if root.key != NO_KEY && self.turn_best[root.key as usize] < node.g - length_eps(node.g)
-            {
-                // A shorter way to this node's turn was found after it was queued.
-                continue;
+            let mut index = open.index;
+            loop {
+                let node = self.nodes[index as usize];
+                let root = self.roots[node.root as usize];
+                if root.key != NO_KEY
+                    && self.turn_best[root.key as usize] < node.g - length_eps(node.g)
+                {
+                    // A shorter way to this node's turn was found after it was queued.
+                    self.pending.clear();
+                    break;
+                }
+                self.stats.expanded += 1;
+                done += 1;
+                self.expand(mesh, goal, radius, node);
+                // Intermediate pruning (Polyanya): a node with a single successor is
+                // expanded at once instead of going through the open list (within the
+                // slice's budget: each counts as an iteration). This only saves the heap's
+                // work; the goal still has to come off the open list to end the search.
+                if self.pending.len() == 1 && done < max_iterations {
+                    index = self.pending[0].index;
+                    self.pending.clear();
+                    continue;
+                }
+                for open in self.pending.drain(..) {
+                    self.open.push(open);
+                }
+                break;
             }
-            self.stats.expanded += 1;
-            self.expand(mesh, goal, radius, node);
         }
         SliceStatus::InProgress
     }
@@ -626,7 +672,7 @@ impl NavMeshQuery {
         let alt = if self.flood {
             0.0
         } else {
-            mesh.landmarks().vertex_bound(vertex, &self.goal_bounds)
+            mesh.landmarks().vertex_bound(vertex, &self.active)
         };
         self.roots.push(Root {
             point: mesh.vertices()[vertex.index()],
@@ -686,14 +732,16 @@ impl NavMeshQuery {
         } else {
             // Three lower bounds on the rest of the path: straight lines through the
             // interval, landmarks from the root, and landmarks from the interval's edge.
-            let corners = mesh.triangles()[tri.index()];
-            let (p, q) = (corners[edge], corners[(edge + 1) % 3]);
-            let (pp, qp) = (mesh.vertices()[p.index()], mesh.vertices()[q.index()]);
             let to_interval = crate::width::distance_to_segment(root_rec.point, left.0, right.0);
-            let via_edge = to_interval
-                + mesh
-                    .landmarks()
-                    .edge_bound(p, q, pp.distance(qp), &self.goal_bounds);
+            let key = tri.index() * 3 + edge;
+            if self.edge_stamp[key] != self.stamp {
+                let corners = mesh.triangles()[tri.index()];
+                let (p, q) = (corners[edge], corners[(edge + 1) % 3]);
+                let len = mesh.vertices()[p.index()].distance(mesh.vertices()[q.index()]);
+                self.edge_stamp[key] = self.stamp;
+                self.edge_bound[key] = mesh.landmarks().edge_bound(p, q, len, &self.active);
+            }
+            let via_edge = to_interval + self.edge_bound[key];
             g + heuristic(root_rec.point, left.0, right.0, goal)
                 .max(root_rec.alt)
                 .max(via_edge)
@@ -710,7 +758,7 @@ impl NavMeshQuery {
         };
         self.nodes.push(node);
         self.stats.generated += 1;
-        self.open.push(Open {
+        self.pending.push(Open {
             f,
             g,
             index: self.nodes.len() as u32 - 1,
@@ -801,7 +849,14 @@ impl NavMeshQuery {
             // A ray through a vertex (grid maps are full of collinear corners) must land on
             // it exactly, so that the interval end is flagged as that vertex and a path can
             // bend there; rounding would leave it a hair short and lose the turn.
-            let vertex = s.round();
+            // (`s` is in [0, 2]; `f64::round` is a library call on baseline x86-64.)
+            let vertex = if s < 0.5 {
+                0.0
+            } else if s < 1.5 {
+                1.0
+            } else {
+                2.0
+            };
             if (s - vertex).abs() < 1e-9 { vertex } else { s }
         };
         let mut sa = project(a);
