@@ -13,6 +13,7 @@
 //! queries, and [`NavMeshQuery`] for paths (see [`path`] for the search and its
 //! guarantees).
 
+mod bridges;
 pub mod file;
 pub mod geom;
 mod landmarks;

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use crate::bridges::Bridges;
 use crate::geom::{Aabb, Point, orient};
 use crate::landmarks::{LANDMARK_COUNT, Landmarks};
 use crate::locate::TriangleLocator;
@@ -209,6 +210,8 @@ pub struct NavMesh {
     fan_walls: Vec<[[VertId; 2]; 3]>,
     /// Derived: landmark distances for the search heuristic (see [`crate::landmarks`]).
     landmarks: Landmarks,
+    /// Derived: the bridge tree, to skip cul-de-sacs (see [`crate::bridges`]).
+    bridges: Bridges,
     /// Derived: half the largest width anywhere, the largest radius any corridor admits.
     max_radius: f64,
     /// Derived: the walls in a uniform grid, for nearest-wall and box queries.
@@ -344,6 +347,7 @@ impl NavMesh {
             widths: Vec::new(),
             fan_walls: Vec::new(),
             landmarks: Landmarks::default(),
+            bridges: Bridges::default(),
             max_radius: 0.0,
             wall_grid,
         };
@@ -351,6 +355,7 @@ impl NavMesh {
         mesh.widths = traversal_widths(&mesh);
         mesh.fan_walls = crate::width::fan_walls(&mesh);
         mesh.landmarks = Landmarks::compute(&mesh, LANDMARK_COUNT);
+        mesh.bridges = Bridges::compute(&mesh);
         mesh.max_radius = mesh.widths.iter().flatten().fold(0.0f64, |m, &w| m.max(w)) / 2.0;
         mesh
     }
@@ -378,6 +383,11 @@ impl NavMesh {
     pub fn fan_wall(&self, tri: TriId, corner: usize, ccw: bool) -> Option<VertId> {
         let v = self.fan_walls[tri.index()][corner][usize::from(!ccw)];
         (v.0 != u32::MAX).then_some(v)
+    }
+
+    /// The bridge tree the path search prunes cul-de-sacs with.
+    pub(crate) fn bridges(&self) -> &Bridges {
+        &self.bridges
     }
 
     /// The landmark distances the path search's heuristic uses.
