@@ -163,8 +163,9 @@ pub struct NavMeshQuery {
     wall_scratch: Vec<usize>,
     /// The point path, kept while a radius path is derived from it.
     point_path: Vec<Point>,
-    /// Successors of the node being expanded, before they go on the open list.
-    pending: Vec<Open>,
+    /// Successors of the node being expanded (indices into `nodes`), before they go on
+    /// the open list.
+    pending: Vec<u32>,
 }
 
 impl NavMeshQuery {
@@ -493,23 +494,10 @@ impl NavMeshQuery {
                     // The start lies on this edge: the triangle across is a start triangle too.
                     continue;
                 }
-                self.push_successor(
-                    mesh,
-                    goal,
-                    radius,
-                    tri,
-                    None,
-                    e,
-                    (q, true),
-                    (p, true),
-                    0,
-                    0.0,
-                );
+                self.push_successor(mesh, radius, tri, None, e, (q, true), (p, true), 0, 0.0);
             }
         }
-        for open in self.pending.drain(..) {
-            self.open.push(open);
-        }
+        self.queue_pending(mesh, goal);
     }
 
     /// Shortest distances from vertex `source` to every vertex of its island (infinity
@@ -601,13 +589,11 @@ impl NavMeshQuery {
                 // slice's budget: each counts as an iteration). This only saves the heap's
                 // work; the goal still has to come off the open list to end the search.
                 if self.pending.len() == 1 && done < max_iterations {
-                    index = self.pending[0].index;
+                    index = self.pending[0];
                     self.pending.clear();
                     continue;
                 }
-                for open in self.pending.drain(..) {
-                    self.open.push(open);
-                }
+                self.queue_pending(mesh, goal);
                 break;
             }
         }
@@ -714,7 +700,6 @@ impl NavMeshQuery {
     fn push_successor(
         &mut self,
         mesh: &NavMesh,
-        goal: Point,
         radius: f64,
         tri: TriId,
         entry: Option<usize>,
@@ -742,26 +727,6 @@ impl NavMeshQuery {
         {
             return;
         }
-        let root_rec = self.roots[root as usize];
-        let f = if self.flood {
-            g
-        } else {
-            // Three lower bounds on the rest of the path: straight lines through the
-            // interval, landmarks from the root, and landmarks from the interval's edge.
-            let to_interval = crate::width::distance_to_segment(root_rec.point, left.0, right.0);
-            let key = tri.index() * 3 + edge;
-            if self.edge_stamp[key] != self.stamp {
-                let corners = mesh.triangles()[tri.index()];
-                let (p, q) = (corners[edge], corners[(edge + 1) % 3]);
-                let len = mesh.vertices()[p.index()].distance(mesh.vertices()[q.index()]);
-                self.edge_stamp[key] = self.stamp;
-                self.edge_bound[key] = mesh.landmarks().edge_bound(p, q, len, &self.active);
-            }
-            let via_edge = to_interval + self.edge_bound[key];
-            g + heuristic(root_rec.point, left.0, right.0, goal)
-                .max(root_rec.alt)
-                .max(via_edge)
-        };
         let node = Node {
             root,
             left: left.0,
@@ -774,12 +739,48 @@ impl NavMeshQuery {
         };
         self.nodes.push(node);
         self.stats.generated += 1;
-        self.pending.push(Open {
-            f,
-            g,
-            index: self.nodes.len() as u32 - 1,
-            is_goal: false,
-        });
+        self.pending.push(self.nodes.len() as u32 - 1);
+    }
+
+    /// Queues the pending successors on the open list, each with its `f`.
+    fn queue_pending(&mut self, mesh: &NavMesh, goal: Point) {
+        for k in 0..self.pending.len() {
+            let index = self.pending[k];
+            let node = self.nodes[index as usize];
+            let f = self.estimate(mesh, goal, &node);
+            self.open.push(Open {
+                f,
+                g: node.g,
+                index,
+                is_goal: false,
+            });
+        }
+        self.pending.clear();
+    }
+
+    /// A node's `f`: its `g` plus the largest of three lower bounds on the rest of the
+    /// path: straight lines through the interval, landmarks from the root, and landmarks
+    /// from the interval's edge. Only nodes that go on the open list need one.
+    fn estimate(&mut self, mesh: &NavMesh, goal: Point, node: &Node) -> f64 {
+        if self.flood {
+            return node.g;
+        }
+        let root = self.roots[node.root as usize];
+        let to_interval = crate::width::distance_to_segment(root.point, node.left, node.right);
+        let edge = usize::from(node.edge);
+        let key = node.tri.index() * 3 + edge;
+        if self.edge_stamp[key] != self.stamp {
+            let corners = mesh.triangles()[node.tri.index()];
+            let (p, q) = (corners[edge], corners[(edge + 1) % 3]);
+            let len = mesh.vertices()[p.index()].distance(mesh.vertices()[q.index()]);
+            self.edge_stamp[key] = self.stamp;
+            self.edge_bound[key] = mesh.landmarks().edge_bound(p, q, len, &self.active);
+        }
+        let via_edge = to_interval + self.edge_bound[key];
+        node.g
+            + heuristic(root.point, node.left, node.right, goal)
+                .max(root.alt)
+                .max(via_edge)
     }
 
     fn expand(&mut self, mesh: &NavMesh, goal: Point, radius: f64, node: Node) {
@@ -792,7 +793,7 @@ impl NavMeshQuery {
                     right: (Point, bool),
                     root: u32,
                     g: f64| {
-            query.push_successor(mesh, goal, radius, tri, Some(e), edge, left, right, root, g);
+            query.push_successor(mesh, radius, tri, Some(e), edge, left, right, root, g);
         };
         let corners = mesh.triangles()[tri.index()];
         let pts = mesh.triangle_points(tri);
