@@ -129,13 +129,12 @@ impl Landmarks {
     }
 
     /// The landmark lower bound on the distance from vertex `v` to a point with the given
-    /// bounds.
-    pub(crate) fn vertex_bound(&self, v: VertId, goal: &[Active]) -> f64 {
+    /// bounds on its distance to every landmark (`goal[k]` = lower, upper). Roots are few
+    /// enough to afford every landmark.
+    pub(crate) fn vertex_bound(&self, v: VertId, goal: &[(f64, f64)]) -> f64 {
         let mut best = 0.0f64;
-        let row = self.by_vertex(v);
-        for a in goal {
-            let d = row[a.landmark];
-            let bound = (a.lo - d).max(d - a.hi);
+        for (&d, &(lo, hi)) in self.by_vertex(v).iter().zip(goal) {
+            let bound = (lo - d).max(d - hi);
             if bound.is_finite() {
                 best = best.max(bound);
             }

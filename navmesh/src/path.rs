@@ -28,8 +28,8 @@
 //! What keeps it fast, none of which changes the result:
 //! - `h` is the largest of three lower bounds: the straight line through the interval, and
 //!   the ALT landmark bounds (Goldberg & Harrelson; 16 landmarks chosen farthest-first)
-//!   from the root and from the interval's edge. Each search evaluates the four landmarks
-//!   that bound its start-to-goal distance best, and each edge's bound once.
+//!   from the root and from the interval's edge. Roots (few) use all 16; edges (many) use
+//!   the four that bound the search's start-to-goal distance best, once per edge.
 //! - Cul-de-sacs are skipped whole: no node crosses a bridge of the triangle graph (an
 //!   edge whose removal splits the island) into the side without the goal, since a
 //!   shortest path would have to come back out through the same edge; nor enters a
@@ -670,7 +670,7 @@ impl NavMeshQuery {
         let alt = if self.flood {
             0.0
         } else {
-            mesh.landmarks().vertex_bound(vertex, &self.active)
+            mesh.landmarks().vertex_bound(vertex, &self.goal_bounds)
         };
         self.roots.push(Root {
             point: mesh.vertices()[vertex.index()],
