@@ -982,3 +982,47 @@ fn paths_between_vertices_are_symmetric_on_lak303d() {
         }
     }
 }
+
+/// A warm query object allocates nothing: after one pass over every lak303d scenario (which
+/// sizes the scratch and the caller's output), a second pass, for a point and for a disc of
+/// radius 0.4, makes no heap allocation at all. Counted per thread by
+/// `allocation-counter`, so tests running beside this one do not disturb it.
+#[test]
+fn warm_queries_allocate_nothing() {
+    let mesh = grid_mesh("lak303d.map");
+    let scenarios = scenarios("lak303d.map");
+    let mut query = NavMeshQuery::new();
+    let mut out = Vec::new();
+    for radius in [0.0, 0.4] {
+        let run = |query: &mut NavMeshQuery, out: &mut Vec<Point>| {
+            let mut found = 0usize;
+            for s in &scenarios {
+                found += usize::from(
+                    query
+                        .find_path_into(mesh, s.start, s.goal, radius, out)
+                        .is_ok(),
+                );
+            }
+            found
+        };
+        let warm = run(&mut query, &mut out);
+        let mut again = 0;
+        let info = allocation_counter::measure(|| again = run(&mut query, &mut out));
+        assert_eq!(
+            again, warm,
+            "radius {radius}: the second pass found other paths"
+        );
+        assert!(
+            warm > scenarios.len() / 2,
+            "radius {radius}: only {warm} paths found"
+        );
+        assert_eq!(
+            info.count_total,
+            0,
+            "radius {radius}: {} allocations ({} bytes) in {} warm queries",
+            info.count_total,
+            info.bytes_total,
+            scenarios.len()
+        );
+    }
+}
