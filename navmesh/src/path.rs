@@ -697,6 +697,7 @@ impl NavMeshQuery {
     /// (None in a start triangle), for the width check. Left and right are given as seen from
     /// the root, each with a flag saying it is exactly the edge's vertex.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn push_successor(
         &mut self,
         mesh: &NavMesh,
