@@ -13,6 +13,8 @@ pub(crate) struct BodyGrid {
     start: Vec<u32>,
     items: Vec<u32>,
     cell_of: Vec<u32>,
+    /// Rebuild scratch: the next free place in each cell.
+    fill: Vec<u32>,
 }
 
 impl BodyGrid {
@@ -40,29 +42,49 @@ impl BodyGrid {
         }
         self.items.clear();
         self.items.resize(self.start[cells] as usize, 0);
-        let mut fill: Vec<u32> = self.start[..cells].to_vec();
+        self.fill.clear();
+        self.fill.extend_from_slice(&self.start[..cells]);
         for (i, &c) in self.cell_of.iter().enumerate() {
             if c != u32::MAX {
-                self.items[fill[c as usize] as usize] = i as u32;
-                fill[c as usize] += 1;
+                self.items[self.fill[c as usize] as usize] = i as u32;
+                self.fill[c as usize] += 1;
             }
         }
     }
 
     fn coords(&self, p: Vec2) -> (usize, usize) {
-        let cx = ((p.x - self.origin.x) * self.inv_cell).floor();
-        let cy = ((p.y - self.origin.y) * self.inv_cell).floor();
-        let cx = if cx > 0.0 {
-            (cx as usize).min(self.cols - 1)
+        // `as usize` truncates, which is the floor for the positive values it is used on;
+        // zero, negative and NaN offsets clamp to the first cell, as a floor would. (The
+        // libm `floor` call was a measurable share of a crowded tick.)
+        let fx = (p.x - self.origin.x) * self.inv_cell;
+        let fy = (p.y - self.origin.y) * self.inv_cell;
+        let cx = if fx > 0.0 {
+            (fx as usize).min(self.cols - 1)
         } else {
             0
         };
-        let cy = if cy > 0.0 {
-            (cy as usize).min(self.rows - 1)
+        let cy = if fy > 0.0 {
+            (fy as usize).min(self.rows - 1)
         } else {
             0
         };
         (cx, cy)
+    }
+
+    /// The cells `[x0, y0, x1, y1]` (inclusive) that [`BodyGrid::for_each_near`] visits for
+    /// `p` and `reach`.
+    pub(crate) fn cell_box(&self, p: Vec2, reach: f32) -> [usize; 4] {
+        let (x0, y0) = self.coords(p - Vec2::new(reach, reach));
+        let (x1, y1) = self.coords(p + Vec2::new(reach, reach));
+        [x0, y0, x1, y1]
+    }
+
+    /// Whether body `i`'s cell (from the last rebuild) lies in `cells` (a
+    /// [`BodyGrid::cell_box`]).
+    pub(crate) fn in_box(&self, i: usize, cells: &[usize; 4]) -> bool {
+        let c = self.cell_of[i] as usize;
+        let (cx, cy) = (c % self.cols, c / self.cols);
+        cx >= cells[0] && cx <= cells[2] && cy >= cells[1] && cy <= cells[3]
     }
 
     fn cell(&self, p: Vec2) -> usize {
@@ -73,14 +95,16 @@ impl BodyGrid {
     /// Calls `f` with every body whose cell overlaps the box around `p` of half-size
     /// `reach`, in ascending cell then body order (deterministic).
     pub(crate) fn for_each_near(&self, p: Vec2, reach: f32, mut f: impl FnMut(usize)) {
-        let (x0, y0) = self.coords(p - Vec2::new(reach, reach));
-        let (x1, y1) = self.coords(p + Vec2::new(reach, reach));
+        let [x0, y0, x1, y1] = self.cell_box(p, reach);
         for cy in y0..=y1 {
-            for cx in x0..=x1 {
-                let c = cy * self.cols + cx;
-                for &i in &self.items[self.start[c] as usize..self.start[c + 1] as usize] {
-                    f(i as usize);
-                }
+            let row = cy * self.cols;
+            let (from, to) = (
+                self.start[row + x0] as usize,
+                self.start[row + x1 + 1] as usize,
+            );
+            // The cells of one row are consecutive in `items`.
+            for &i in &self.items[from..to] {
+                f(i as usize);
             }
         }
     }

@@ -15,9 +15,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use navmesh::{NavMesh, NavMeshQuery, Point, SliceStatus, TriId};
-use parry2d::math::Pose;
 use parry2d::query::PointQuery;
-use parry2d::query::details::contact_ball_ball;
 use parry2d::shape::{Ball, Segment};
 
 use crate::grid::BodyGrid;
@@ -26,6 +24,7 @@ use crate::types::{
     Brain, EntityId, Input, Kind, Motion, NoClock, PhaseClock, PhaseTimes, StepOutput, Tick, Vec2,
     WorldConfig,
 };
+use crate::walls::WallCells;
 
 /// The fixed tick length: 20 ticks per simulated second.
 pub const DT_SECS: f32 = 0.05;
@@ -60,6 +59,20 @@ struct Body {
     overlapping: bool,
 }
 
+/// `(sin, cos)` of an angle.
+type SinCos = (f32, f32);
+
+/// A neighbour disc a circling body's move can touch (see [`World::gather_surroundings`]).
+#[derive(Clone, Copy, Debug)]
+struct Near {
+    /// Centre (its decided or current next position).
+    p: Vec2,
+    /// Radius.
+    r: f32,
+    /// How deep the circling body overlaps it before moving.
+    before: f32,
+}
+
 #[derive(Clone, Debug, Default)]
 struct Slot {
     generation: u32,
@@ -84,7 +97,11 @@ pub struct World {
     query: NavMeshQuery,
     grid: BodyGrid,
     max_radius: f32,
+    /// The walls near each cell of the map (static), see [`WallCells`].
+    wall_cells: WallCells,
+    /// Wall query scratch: the mesh's answer, and the same as `u32`.
     near_walls: Vec<usize>,
+    wall_scratch: Vec<u32>,
     corners: Vec<Point>,
     positions: Vec<Option<Vec2>>,
     /// Each slot's decided (or current) next position and radius, densely, for the
@@ -92,8 +109,18 @@ pub struct World {
     next_discs: Vec<[f32; 3]>,
     /// Circling scratch: the current body's neighbours, nearby walls and wall depth.
     surround_bodies: Vec<usize>,
-    surround_walls: Vec<usize>,
+    /// The cells `surround_bodies` came from (a [`BodyGrid::cell_box`]).
+    surround_box: [usize; 4],
+    /// The bodies of `surround_bodies` a move of one step can touch, with their discs.
+    surround_near: Vec<Near>,
+    /// The walls a move of one step can reach.
+    surround_walls: Vec<u32>,
     surround_from_depth: f32,
+    /// Circling scratch: `(a, sin_cos(-a), sin_cos(a))` for each deflection `a` of the
+    /// PAPER §2.2 search, in search order.
+    fan: Vec<(f32, SinCos, SinCos)>,
+    /// Survey scratch: each slot's disc at the current positions (`r < 0`: empty slot).
+    survey_discs: Vec<[f32; 3]>,
     /// Deepest overlap per live body from the last survey (scratch).
     survey_overlap: Vec<f32>,
     /// The grid and the overlap flags describe the current positions (set by a survey,
@@ -117,6 +144,11 @@ fn finite(v: Vec2) -> bool {
 /// Rotates `v` by `deg` degrees (positive: counter-clockwise with x right and y up).
 fn rotate(v: Vec2, deg: f32) -> Vec2 {
     let (s, c) = deg.to_radians().sin_cos();
+    rotate_by(v, s, c)
+}
+
+/// Rotates `v` by the angle whose sine and cosine are `s` and `c`.
+fn rotate_by(v: Vec2, s: f32, c: f32) -> Vec2 {
     Vec2::new(v.x * c - v.y * s, v.x * s + v.y * c)
 }
 
@@ -158,6 +190,7 @@ impl World {
             let total = list.last().map_or(0.0, |e| e.0) + mesh.triangle_area(tri);
             list.push((total, tri));
         }
+        let wall_cells = WallCells::new(&mesh);
         World {
             config,
             mesh,
@@ -174,13 +207,19 @@ impl World {
             query: NavMeshQuery::new(),
             grid: BodyGrid::default(),
             max_radius: 0.0,
+            wall_cells,
             near_walls: Vec::new(),
+            wall_scratch: Vec::new(),
             corners: Vec::new(),
             positions: Vec::new(),
             next_discs: Vec::new(),
             surround_bodies: Vec::new(),
+            surround_box: [0; 4],
+            surround_near: Vec::new(),
             surround_walls: Vec::new(),
             surround_from_depth: 0.0,
+            fan: Vec::new(),
+            survey_discs: Vec::new(),
             survey_overlap: Vec::new(),
             contacts_fresh: false,
             out: StepOutput::default(),
@@ -703,6 +742,12 @@ impl World {
             &self.positions,
         );
         self.survey_overlap.clear();
+        self.survey_discs.clear();
+        self.survey_discs.extend(self.slots.iter().map(|s| {
+            s.body
+                .as_ref()
+                .map_or([0.0, 0.0, -1.0], |b| [b.pos.x, b.pos.y, b.ball.radius])
+        }));
         let mut in_walls = 0;
         for i in 0..self.slots.len() {
             let Some(b) = self.slots[i].body.as_ref() else {
@@ -710,14 +755,13 @@ impl World {
             };
             let (pos, ball) = (b.pos, b.ball);
             let mut deepest = 0.0f32;
-            let slots = &self.slots;
+            let discs = &self.survey_discs;
             self.grid
                 .for_each_near(pos, ball.radius + self.max_radius, |j| {
-                    if j != i
-                        && let Some(o) = slots[j].body.as_ref()
-                    {
-                        let d = overlap_depth(pos, &ball, o.pos, &o.ball)
-                            / ball.radius.min(o.ball.radius);
+                    let [x, y, r] = discs[j];
+                    if j != i && r >= 0.0 {
+                        let d =
+                            disc_overlap(pos, ball.radius, Vec2::new(x, y), r) / ball.radius.min(r);
                         deepest = deepest.max(d);
                     }
                 });
@@ -754,16 +798,17 @@ impl World {
 
     /// Distance from `pos` to the nearest wall or closed door, capped at `radius`.
     fn clearance(&mut self, pos: Vec2, radius: f32) -> f32 {
-        let r = f64::from(radius);
-        let p = to_point(pos);
-        self.mesh.walls_near(
-            p - Point::new(r, r),
-            p + Point::new(r, r),
+        let near = walls_within(
+            &self.wall_cells,
+            &self.mesh,
+            pos,
+            radius,
+            &mut self.wall_scratch,
             &mut self.near_walls,
         );
         let mut best = radius;
-        for &w in &self.near_walls {
-            best = best.min(self.walls[w].distance_to_local_point(pos, true));
+        for &w in near {
+            best = best.min(self.walls[w as usize].distance_to_local_point(pos, true));
         }
         for (d, closed) in self.doors.iter().zip(&self.doors_closed) {
             if *closed {
@@ -773,66 +818,130 @@ impl World {
         best
     }
 
-    /// Whether moving body `i` to `to` is free: it must not deepen an overlap with any body
-    /// (at its already decided next position) or with a wall. Bodies already overlapping
-    /// may separate.
+    /// Whether moving the circling body from where it stands to `to` is free: it must not
+    /// deepen an overlap with any body (at its already decided next position) or with a
+    /// wall. Bodies already overlapping may separate.
     ///
     /// Tests against what [`World::gather_surroundings`] collected for this body.
-    fn is_free(&mut self, i: usize, ball: &Ball, from: Vec2, to: Vec2) -> bool {
-        let discs = &self.next_discs;
-        for &j in &self.surround_bodies {
-            let [x, y, r] = discs[j];
-            if j == i || r < 0.0 {
+    fn is_free(&mut self, radius: f32, to: Vec2) -> bool {
+        let near = &mut self.surround_near;
+        for k in 0..near.len() {
+            let n = near[k];
+            // Cheap reject before the exact contact depth.
+            let sum = radius + n.r;
+            if (to - n.p).length_squared() >= sum * sum {
                 continue;
             }
-            let other = Vec2::new(x, y);
-            // Cheap reject before the exact parry2d contact.
-            let sum = ball.radius + r;
-            if (to - other).length_squared() >= sum * sum {
-                continue;
-            }
-            let other_ball = Ball::new(r);
-            let depth_after = overlap_depth(to, ball, other, &other_ball);
-            if depth_after > 0.0 && depth_after > overlap_depth(from, ball, other, &other_ball) {
+            let depth_after = disc_overlap(to, radius, n.p, n.r);
+            if depth_after > 0.0 && depth_after > n.before {
+                // Neighbouring headings are mostly blocked by the same body: test it first
+                // next time (the answer is the same in any order).
+                near.swap(0, k);
                 return false;
             }
         }
-        let mut clearance = ball.radius;
+        let mut clearance = radius;
         for &w in &self.surround_walls {
-            clearance = clearance.min(self.walls[w].distance_to_local_point(to, true));
+            clearance = clearance.min(self.walls[w as usize].distance_to_local_point(to, true));
         }
         for (d, closed) in self.doors.iter().zip(&self.doors_closed) {
             if *closed {
                 clearance = clearance.min(d.distance_to_local_point(to, true));
             }
         }
-        if clearance >= ball.radius {
+        if clearance >= radius {
             return true;
         }
-        let mut after = ball.radius - clearance;
+        let mut after = radius - clearance;
         if self.mesh.locate(to_point(to)).is_none() {
-            after = ball.radius;
+            after = radius;
         }
         after <= self.surround_from_depth
     }
 
     /// Collects, once per body and tick, everything a move of up to `step` from `from`
-    /// could touch: bodies within reach (their discs are read at test time, so decisions
-    /// made meanwhile count) and walls within the radius plus the step. Every candidate
-    /// heading of the circling search is then tested against these short lists.
-    fn gather_surroundings(&mut self, from: Vec2, radius: f32, step: f32) {
+    /// could touch: bodies within reach (in `surround_bodies`; those a step can touch, with
+    /// their discs as decided so far and their overlap before the move, in
+    /// `surround_near`) and walls within the radius plus the step (`surround_walls`).
+    /// Every candidate heading of the circling search is then tested against these short
+    /// lists. Nothing else is decided while one body searches, so the discs are those the
+    /// search would read anyway.
+    ///
+    /// The lists leave out only what cannot matter: a disc or wall farther than radius plus
+    /// step (plus 1 mm for rounding) from `from` is beyond the body's disc after any move
+    /// of one step, so it never blocks a heading nor lowers the clearance below the radius.
+    fn gather_surroundings(&mut self, i: usize, from: Vec2, radius: f32, step: f32) {
+        const SLACK: f32 = 1e-3;
         let reach = radius + self.max_radius + 2.0 * step;
         let list = &mut self.surround_bodies;
         list.clear();
         self.grid.for_each_near(from, reach, |j| list.push(j));
-        let r = f64::from(radius + step);
-        let p = to_point(from);
-        self.mesh.walls_near(
-            p - Point::new(r, r),
-            p + Point::new(r, r),
-            &mut self.surround_walls,
+        self.surround_box = self.grid.cell_box(from, reach);
+        self.surround_near.clear();
+        for &j in &self.surround_bodies {
+            let [x, y, r] = self.next_discs[j];
+            if j == i || r < 0.0 {
+                continue;
+            }
+            let p = Vec2::new(x, y);
+            let far = radius + r + step + SLACK;
+            if (from - p).length_squared() >= far * far {
+                continue;
+            }
+            self.surround_near.push(Near {
+                p,
+                r,
+                before: disc_overlap(from, radius, p, r),
+            });
+        }
+        let walls = walls_within(
+            &self.wall_cells,
+            &self.mesh,
+            from,
+            radius + step,
+            &mut self.wall_scratch,
+            &mut self.near_walls,
         );
+        self.surround_walls.clear();
+        let far = radius + step + SLACK;
+        for &w in walls {
+            if self.walls[w as usize].distance_to_local_point(from, true) < far {
+                self.surround_walls.push(w);
+            }
+        }
         self.surround_from_depth = self.wall_depth(from, radius);
+    }
+
+    /// [`World::first_blocker`] from the list [`World::gather_surroundings`] just collected
+    /// for body `i` at `from`: the same bodies in the same order (those of its cells that
+    /// the grid query around `to` visits), without a second grid query.
+    fn first_blocker_gathered(&self, i: usize, from: Vec2, to: Vec2) -> Option<usize> {
+        let ball = self.slots[i].body.as_ref()?.ball;
+        let reach = ball.radius + self.max_radius + (to - from).length();
+        let cells = self.grid.cell_box(to, reach);
+        let gathered = self.surround_box;
+        if cells[0] < gathered[0]
+            || cells[1] < gathered[1]
+            || cells[2] > gathered[2]
+            || cells[3] > gathered[3]
+        {
+            return self.first_blocker(i, from, to);
+        }
+        let discs = &self.next_discs;
+        let mut worst: Option<(f32, usize)> = None;
+        for &j in &self.surround_bodies {
+            let [x, y, r] = discs[j];
+            if j == i || r < 0.0 || !self.grid.in_box(j, &cells) {
+                continue;
+            }
+            let other = Vec2::new(x, y);
+            let depth = ball.radius + r - (to - other).length();
+            let before = ball.radius + r - (from - other).length();
+            if depth > 0.0 && depth > before && worst.is_none_or(|(d, _)| depth > d) {
+                worst = Some((depth, j));
+            }
+        }
+        worst.map(|(_, j)| j)
     }
 
     /// The body (other than `i`) that a move of `i` from `from` to `to` would push into
@@ -869,6 +978,15 @@ impl World {
     pub fn circle(&mut self) {
         let step_deg = self.config.circling_step_deg.max(1.0);
         let return_deg = self.config.circling_return_deg;
+        // The deflections `a = step, 2 step, … <= 180°` (accumulated as the search always
+        // did) with their sines and cosines, computed once a tick instead of per candidate.
+        let mut fan = std::mem::take(&mut self.fan);
+        fan.clear();
+        let mut a = step_deg;
+        while a <= 180.0 {
+            fan.push((a, (-a).to_radians().sin_cos(), a.to_radians().sin_cos()));
+            a += step_deg;
+        }
         for i in 0..self.slots.len() {
             let Some(b) = self.slots[i].body.as_ref() else {
                 continue;
@@ -901,8 +1019,10 @@ impl World {
             // Right of way (project decision): two bodies walking into each other would
             // both circle and dance; the one with the higher id yields by standing still for
             // up to a second while the other circles around it.
+            let radius = b.ball.radius;
+            self.gather_surroundings(i, pos, radius, step);
             let yielding = !steered && {
-                let blocker = self.first_blocker(i, pos, pos + d0 * step);
+                let blocker = self.first_blocker_gathered(i, pos, pos + d0 * step);
                 blocker.is_some_and(|j| {
                     j < i
                         && self.slots[j]
@@ -925,31 +1045,28 @@ impl World {
             if let Some(b) = self.slots[i].body.as_mut() {
                 b.yield_ticks = 0;
             }
-            let ball = self.slots[i]
-                .body
-                .as_ref()
-                .map_or(Ball::new(0.0), |b| b.ball);
-            self.gather_surroundings(pos, ball.radius, step);
-            let chosen = if self.is_free(i, &ball, pos, pos + d0 * step) {
+            let chosen = if self.is_free(radius, pos + d0 * step) {
                 replan = heading.is_some();
                 Some((d0, false))
             } else {
                 let d = heading.map_or(d0, |d| turn_toward(d, d0, return_deg));
-                if heading.is_some() && self.is_free(i, &ball, pos, pos + d * step) {
+                if heading.is_some() && self.is_free(radius, pos + d * step) {
                     Some((d, true))
                 } else {
                     let mut found = None;
-                    let mut a = step_deg;
-                    while a <= max_angle && found.is_none() {
-                        for cand in [rotate(d, -a), rotate(d, a)] {
-                            if self.is_free(i, &ball, pos, pos + cand * step) {
+                    'search: for &(a, minus, plus) in &fan {
+                        if a > max_angle {
+                            break;
+                        }
+                        for (s, c) in [minus, plus] {
+                            let cand = rotate_by(d, s, c);
+                            if self.is_free(radius, pos + cand * step) {
                                 found = Some((cand, true));
-                                break;
+                                break 'search;
                             }
                         }
-                        a += step_deg;
                     }
-                    found.or(Some((d, false))).filter(|c| c.1).or(None)
+                    found
                 }
             };
             let tick = self.tick.0;
@@ -995,6 +1112,7 @@ impl World {
                 self.queue.push_back(id);
             }
         }
+        self.fan = fan;
     }
 
     /// Phase 7: PAPER §3.2 repulsion. A body overlapping others or walls moves at a fixed
@@ -1020,7 +1138,7 @@ impl World {
                     return;
                 }
                 if let Some(o) = slots[j].body.as_ref()
-                    && overlap_depth(pos, &ball, o.pos, &o.ball)
+                    && disc_overlap(pos, ball.radius, o.pos, o.ball.radius)
                         > OVERLAP_TOLERANCE * ball.radius.min(o.ball.radius)
                 {
                     let away = pos - o.pos;
@@ -1057,15 +1175,17 @@ impl World {
             }
             return;
         }
-        let r = f64::from(radius);
-        self.mesh.walls_near(
-            p - Point::new(r, r),
-            p + Point::new(r, r),
+        let near = walls_within(
+            &self.wall_cells,
+            &self.mesh,
+            pos,
+            radius,
+            &mut self.wall_scratch,
             &mut self.near_walls,
         );
         let limit = radius * (1.0 - OVERLAP_TOLERANCE);
-        for &w in &self.near_walls {
-            let proj = self.walls[w].project_local_point(pos, true);
+        for &w in near {
+            let proj = self.walls[w as usize].project_local_point(pos, true);
             let away = pos - proj.point;
             if away.length() < limit && away.length() > 1e-6 {
                 forces.push(away.normalize());
@@ -1175,11 +1295,39 @@ fn set_goal(b: &mut Body, goal: Vec2, tick: u64) {
     b.progress_tick = tick;
 }
 
-/// How far two balls overlap (0 when apart), through parry2d's ball–ball contact.
-fn overlap_depth(p1: Vec2, b1: &Ball, p2: Vec2, b2: &Ball) -> f32 {
-    let rel = p2 - p1;
-    let pos12 = Pose::translation(rel.x, rel.y);
-    contact_ball_ball(&pos12, b1, b2, 0.0).map_or(0.0, |c| (-c.dist).max(0.0))
+/// How far two discs overlap (0 when apart). The same arithmetic as parry2d's ball–ball
+/// contact depth (`contact_ball_ball`, to the bit: see the test), without building a pose
+/// and a contact for every pair in the hot loops.
+#[inline]
+fn disc_overlap(p1: Vec2, r1: f32, p2: Vec2, r2: f32) -> f32 {
+    let distance_squared = (p2 - p1).length_squared();
+    let sum = r1 + r2;
+    if distance_squared < sum * sum {
+        (-(distance_squared.sqrt() - sum)).max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// The walls within `reach` of `p` (and perhaps a few farther ones): the map's static
+/// cell list, or, for reaches the lists do not cover, the mesh's answer (in `scratch`).
+fn walls_within<'a>(
+    cells: &'a WallCells,
+    mesh: &NavMesh,
+    p: Vec2,
+    reach: f32,
+    scratch: &'a mut Vec<u32>,
+    mesh_scratch: &mut Vec<usize>,
+) -> &'a [u32] {
+    if let Some(list) = cells.near(p, reach) {
+        return list;
+    }
+    let r = f64::from(reach);
+    let q = to_point(p);
+    mesh.walls_near(q - Point::new(r, r), q + Point::new(r, r), mesh_scratch);
+    scratch.clear();
+    scratch.extend(mesh_scratch.iter().map(|&w| w as u32));
+    scratch
 }
 
 /// A deterministic direction for two bodies at the same point.
@@ -1229,4 +1377,42 @@ fn combine_forces(forces: &[Vec2]) -> Option<Vec2> {
         x_axis * sx + y_axis * sy
     };
     (sum.length() > 1e-6).then(|| sum.normalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use parry2d::math::Pose;
+    use parry2d::query::details::contact_ball_ball;
+
+    use super::*;
+
+    #[test]
+    fn disc_overlap_is_parrys_ball_contact_depth_to_the_bit() {
+        let mut k = 12_345u32;
+        let mut next = || {
+            k = k.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (k >> 8) as f32 / (1u32 << 24) as f32
+        };
+        let mut overlapping = 0;
+        for _ in 0..100_000 {
+            let p1 = Vec2::new(next() * 4.0 - 2.0, next() * 4.0 - 2.0) + Vec2::new(100.0, 50.0);
+            let p2 = Vec2::new(next() * 4.0 - 2.0, next() * 4.0 - 2.0) + Vec2::new(100.0, 50.0);
+            let (r1, r2) = (next() * 1.5, next() * 1.5);
+            let rel = p2 - p1;
+            let parry = contact_ball_ball(
+                &Pose::translation(rel.x, rel.y),
+                &Ball::new(r1),
+                &Ball::new(r2),
+                0.0,
+            )
+            .map_or(0.0, |c| (-c.dist).max(0.0));
+            let ours = disc_overlap(p1, r1, p2, r2);
+            assert_eq!(ours.to_bits(), parry.to_bits(), "{p1:?} {r1} {p2:?} {r2}");
+            overlapping += usize::from(ours > 0.0);
+        }
+        assert!(
+            overlapping > 10_000,
+            "too few overlapping pairs: {overlapping}"
+        );
+    }
 }
