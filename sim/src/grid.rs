@@ -108,4 +108,81 @@ impl BodyGrid {
             }
         }
     }
+
+    /// Calls `f(i, j)` once for every unordered pair of bodies in the same or in adjacent
+    /// cells (`i` first by slot order, `j` any), so every pair of bodies closer than the
+    /// cell side is visited, each once. (Clamping at the grid's edge only brings cells
+    /// closer, so this holds there too.)
+    pub(crate) fn for_each_close_pair(&self, mut f: impl FnMut(usize, usize)) {
+        let cols = self.cols;
+        let items = |from: usize, to: usize| {
+            &self.items[self.start[from] as usize..self.start[to + 1] as usize]
+        };
+        for (i, &c) in self.cell_of.iter().enumerate() {
+            if c == u32::MAX {
+                continue;
+            }
+            let c = c as usize;
+            let (cx, cy) = (c % cols, c / cols);
+            // The same cell lists bodies in slot order: pair with the later ones.
+            for &j in items(c, c) {
+                if j as usize > i {
+                    f(i, j as usize);
+                }
+            }
+            // Forward neighbours: east, and the west, north and east cells of the next row.
+            if cx + 1 < cols {
+                for &j in items(c + 1, c + 1) {
+                    f(i, j as usize);
+                }
+            }
+            if cy + 1 < self.rows {
+                let row = c + cols;
+                let lo = if cx > 0 { row - 1 } else { row };
+                let hi = if cx + 1 < cols { row + 1 } else { row };
+                for &j in items(lo, hi) {
+                    f(i, j as usize);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_pairs_are_every_pair_closer_than_a_cell_once() {
+        let mut k = 7u32;
+        let mut next = || {
+            k = k.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (k >> 8) as f32 / (1u32 << 24) as f32
+        };
+        // Some bodies beyond the grid's bounds too (they clamp into the edge cells).
+        let positions: Vec<Option<Vec2>> = (0..600)
+            .map(|i| (i % 7 != 3).then(|| Vec2::new(next() * 14.0 - 2.0, next() * 9.0 - 1.0)))
+            .collect();
+        let mut grid = BodyGrid::default();
+        let cell = 1.0;
+        grid.rebuild(Vec2::ZERO, Vec2::new(10.0, 7.0), cell, &positions);
+        let mut seen = std::collections::BTreeMap::new();
+        grid.for_each_close_pair(|i, j| {
+            assert_ne!(i, j);
+            *seen.entry((i.min(j), i.max(j))).or_insert(0) += 1;
+        });
+        assert!(seen.values().all(|&n| n == 1), "a pair visited twice");
+        let mut close = 0;
+        for (i, a) in positions.iter().enumerate() {
+            for (j, b) in positions.iter().enumerate().skip(i + 1) {
+                if let (Some(a), Some(b)) = (a, b)
+                    && (*a - *b).length() < cell
+                {
+                    close += 1;
+                    assert!(seen.contains_key(&(i, j)), "pair {i} {j} missed");
+                }
+            }
+        }
+        assert!(close > 100, "only {close} close pairs");
+    }
 }

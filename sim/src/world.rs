@@ -42,8 +42,12 @@ struct Body {
     speed: f32,
     goal: Option<Vec2>,
     direction: Option<Vec2>,
+    /// The path's corners (change it through [`Body::clear_path`], or reset `along`).
     path: Vec<Vec2>,
     corner: usize,
+    /// The length of the path from corner `.0` on (`path_length_from`), remembered: it is
+    /// the same every tick until the body passes a corner or the path changes.
+    along: Option<(usize, f32)>,
     path_pending: bool,
     /// The circling heading `d` (PAPER §2.2), while circling.
     heading: Option<Vec2>,
@@ -71,6 +75,30 @@ struct Near {
     r: f32,
     /// How deep the circling body overlaps it before moving.
     before: f32,
+}
+
+impl Body {
+    fn clear_path(&mut self) {
+        self.path.clear();
+        self.along = None;
+    }
+
+    /// [`remaining_length`] of the body's path from its next corner, with the part along
+    /// the corners remembered (the same arithmetic, so the same value).
+    fn remaining_length(&mut self) -> f32 {
+        let Some(&first) = self.path.get(self.corner) else {
+            return remaining_length(&self.path, self.corner, self.pos);
+        };
+        let along = match self.along {
+            Some((corner, along)) if corner == self.corner => along,
+            _ => {
+                let along = path_length_from(&self.path, self.corner);
+                self.along = Some((self.corner, along));
+                along
+            }
+        };
+        (first - self.pos).length() + along
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -107,11 +135,11 @@ pub struct World {
     /// Each slot's decided (or current) next position and radius, densely, for the
     /// neighbour tests of the circling phase (`r < 0`: empty slot).
     next_discs: Vec<[f32; 3]>,
+    /// Per slot, a disc `(centre, radius)` known to be clear of every wall and closed
+    /// door this tick (radius < 0: none known); set by the circling phase.
+    wall_free: Vec<(Vec2, f32)>,
     /// Circling scratch: the current body's neighbours, nearby walls and wall depth.
-    surround_bodies: Vec<usize>,
-    /// The cells `surround_bodies` came from (a [`BodyGrid::cell_box`]).
-    surround_box: [usize; 4],
-    /// The bodies of `surround_bodies` a move of one step can touch, with their discs.
+    /// The bodies a move of one step can touch, with their discs.
     surround_near: Vec<Near>,
     /// The walls a move of one step can reach.
     surround_walls: Vec<u32>,
@@ -119,8 +147,12 @@ pub struct World {
     /// Circling scratch: `(a, sin_cos(-a), sin_cos(a))` for each deflection `a` of the
     /// PAPER §2.2 search, in search order.
     fan: Vec<(f32, SinCos, SinCos)>,
-    /// Survey scratch: each slot's disc at the current positions (`r < 0`: empty slot).
+    /// Survey scratch: each slot's disc at the current positions (`r < 0`: empty slot),
+    /// and its deepest overlap with another body.
     survey_discs: Vec<[f32; 3]>,
+    survey_deep: Vec<f32>,
+    /// Per slot, the last wall depth measured: `(pos, radius, depth)` (radius < 0: none).
+    wall_memo: Vec<(Vec2, f32, f32)>,
     /// Deepest overlap per live body from the last survey (scratch).
     survey_overlap: Vec<f32>,
     /// The grid and the overlap flags describe the current positions (set by a survey,
@@ -213,13 +245,14 @@ impl World {
             corners: Vec::new(),
             positions: Vec::new(),
             next_discs: Vec::new(),
-            surround_bodies: Vec::new(),
-            surround_box: [0; 4],
+            wall_free: Vec::new(),
             surround_near: Vec::new(),
             surround_walls: Vec::new(),
             surround_from_depth: 0.0,
             fan: Vec::new(),
             survey_discs: Vec::new(),
+            survey_deep: Vec::new(),
+            wall_memo: Vec::new(),
             survey_overlap: Vec::new(),
             contacts_fresh: false,
             out: StepOutput::default(),
@@ -407,6 +440,7 @@ impl World {
                     patrol_next: 0,
                     best_goal_dist: f32::INFINITY,
                     progress_tick: self.tick.0,
+                    along: None,
                     want: Vec2::ZERO,
                     next_pos: to_vec(p),
                     overlapping: false,
@@ -461,7 +495,7 @@ impl World {
                     return false;
                 };
                 b.goal = None;
-                b.path.clear();
+                b.clear_path();
                 b.direction = Some(*dir / len);
                 true
             }
@@ -470,7 +504,7 @@ impl World {
                     return false;
                 };
                 b.goal = None;
-                b.path.clear();
+                b.clear_path();
                 b.direction = None;
                 b.heading = None;
                 true
@@ -479,6 +513,8 @@ impl World {
                 Some(state) => {
                     *state = *closed;
                     self.contacts_fresh = false;
+                    // Wall depths change with the doors.
+                    self.wall_memo.clear();
                     true
                 }
                 None => false,
@@ -543,7 +579,7 @@ impl World {
                         let b = self.slots[i].body.as_mut();
                         if let Some(b) = b {
                             b.goal = None;
-                            b.path.clear();
+                            b.clear_path();
                         }
                         continue;
                     }
@@ -641,10 +677,11 @@ impl World {
                     // The goal changed while the search ran: search again.
                     b.goal.is_some()
                 } else {
-                    b.path.clear();
+                    b.clear_path();
                     b.corner = 1;
                     if found {
                         b.path.extend(corners.iter().map(|&p| to_vec(p)));
+                        b.along = None;
                         b.progress_tick = tick;
                         b.best_goal_dist = remaining_length(&b.path, 1, b.pos);
                     } else {
@@ -695,7 +732,7 @@ impl World {
             let dist = to.length();
             if b.corner + 1 >= b.path.len() && dist <= arrive {
                 b.goal = None;
-                b.path.clear();
+                b.clear_path();
                 b.heading = None;
                 self.out.arrivals += 1;
                 continue;
@@ -709,8 +746,10 @@ impl World {
         // The previous tick's figures surveyed these same positions, unless an input added,
         // removed or re-walled something since.
         if !self.contacts_fresh {
-            self.survey();
+            self.survey(false);
         }
+        self.wall_free.clear();
+        self.wall_free.resize(self.slots.len(), (Vec2::ZERO, -1.0));
         self.contacts_fresh = false;
         for slot in &mut self.slots {
             if let Some(b) = slot.body.as_mut() {
@@ -729,7 +768,10 @@ impl World {
     /// deepest overlap with another body (fraction of the smaller radius, into
     /// `survey_overlap`), whether it counts as overlapping something (the repulsion phase's
     /// input), and how many bodies reach more than 1% of their radius into a wall.
-    fn survey(&mut self) -> usize {
+    ///
+    /// With `wall_free`, the discs the circling phase found clear of walls this tick spare
+    /// the wall queries of bodies still inside them.
+    fn survey(&mut self, wall_free: bool) -> usize {
         self.positions.clear();
         self.positions
             .extend(self.slots.iter().map(|s| s.body.as_ref().map(|b| b.pos)));
@@ -748,24 +790,35 @@ impl World {
                 .as_ref()
                 .map_or([0.0, 0.0, -1.0], |b| [b.pos.x, b.pos.y, b.ball.radius])
         }));
+        // Each body's deepest overlap with another. The cells are at least twice the
+        // largest radius wide, so overlapping bodies share a cell or neighbouring ones, and
+        // the grid hands each such pair over once; the overlap is symmetric, and a maximum
+        // does not depend on the order it is taken in.
+        let deep = &mut self.survey_deep;
+        deep.clear();
+        deep.resize(self.slots.len(), 0.0);
+        let discs = &self.survey_discs;
+        self.grid.for_each_close_pair(|i, j| {
+            let [xi, yi, ri] = discs[i];
+            let [xj, yj, rj] = discs[j];
+            let d = disc_overlap(Vec2::new(xi, yi), ri, Vec2::new(xj, yj), rj) / ri.min(rj);
+            deep[i] = deep[i].max(d);
+            deep[j] = deep[j].max(d);
+        });
+        self.wall_memo
+            .resize(self.slots.len(), (Vec2::ZERO, -1.0, 0.0));
         let mut in_walls = 0;
         for i in 0..self.slots.len() {
             let Some(b) = self.slots[i].body.as_ref() else {
                 continue;
             };
             let (pos, ball) = (b.pos, b.ball);
-            let mut deepest = 0.0f32;
-            let discs = &self.survey_discs;
-            self.grid
-                .for_each_near(pos, ball.radius + self.max_radius, |j| {
-                    let [x, y, r] = discs[j];
-                    if j != i && r >= 0.0 {
-                        let d =
-                            disc_overlap(pos, ball.radius, Vec2::new(x, y), r) / ball.radius.min(r);
-                        deepest = deepest.max(d);
-                    }
-                });
-            let wall = self.wall_depth(pos, ball.radius);
+            let deepest = self.survey_deep[i];
+            let wall = if wall_free && self.known_wall_free(i, pos, ball.radius) {
+                0.0
+            } else {
+                self.body_wall_depth(i, pos, ball.radius)
+            };
             if wall > 0.01 * ball.radius {
                 in_walls += 1;
             }
@@ -777,6 +830,24 @@ impl World {
         }
         self.contacts_fresh = true;
         in_walls
+    }
+
+    /// [`World::wall_depth`] for body `i` at `pos`, remembered per body: a body standing
+    /// still (waiting in a jam, or for its path) is not measured again every tick. The
+    /// depth depends only on the point, the radius and the doors (the memo is dropped when
+    /// a door changes), so the remembered value is the one a new measure would give.
+    fn body_wall_depth(&mut self, i: usize, pos: Vec2, radius: f32) -> f32 {
+        if let Some(&(p, r, depth)) = self.wall_memo.get(i)
+            && p == pos
+            && r == radius
+        {
+            return depth;
+        }
+        let depth = self.wall_depth(pos, radius);
+        if let Some(m) = self.wall_memo.get_mut(i) {
+            *m = (pos, radius, depth);
+        }
+        depth
     }
 
     /// How deep a disc at `pos` reaches into walls and closed doors (0 when clear), and,
@@ -860,40 +931,84 @@ impl World {
     }
 
     /// Collects, once per body and tick, everything a move of up to `step` from `from`
-    /// could touch: bodies within reach (in `surround_bodies`; those a step can touch, with
-    /// their discs as decided so far and their overlap before the move, in
-    /// `surround_near`) and walls within the radius plus the step (`surround_walls`).
-    /// Every candidate heading of the circling search is then tested against these short
-    /// lists. Nothing else is decided while one body searches, so the discs are those the
-    /// search would read anyway.
+    /// could touch: the bodies a step can touch, with their discs as decided so far and
+    /// their overlap before the move (`surround_near`), and the walls within the radius
+    /// plus the step (`surround_walls`). Every candidate heading of the circling search is
+    /// then tested against these short lists. Nothing else is decided while one body
+    /// searches, so the discs are those the search would read anyway.
     ///
     /// The lists leave out only what cannot matter: a disc or wall farther than radius plus
     /// step (plus 1 mm for rounding) from `from` is beyond the body's disc after any move
     /// of one step, so it never blocks a heading nor lowers the clearance below the radius.
-    fn gather_surroundings(&mut self, i: usize, from: Vec2, radius: f32, step: f32) {
+    /// With no wall (and no closed door) that near, the body's `wall_free` disc records it.
+    ///
+    /// With `ahead` (the straight move's end), it also returns [`World::first_blocker`] of
+    /// that move, from the same pass: the grid query around `ahead` visits a subset of
+    /// these cells, in the same order, so the same bodies are compared in the same order.
+    fn gather_surroundings(
+        &mut self,
+        i: usize,
+        from: Vec2,
+        radius: f32,
+        step: f32,
+        ahead: Option<Vec2>,
+    ) -> Option<usize> {
         const SLACK: f32 = 1e-3;
         let reach = radius + self.max_radius + 2.0 * step;
-        let list = &mut self.surround_bodies;
-        list.clear();
-        self.grid.for_each_near(from, reach, |j| list.push(j));
-        self.surround_box = self.grid.cell_box(from, reach);
-        self.surround_near.clear();
-        for &j in &self.surround_bodies {
-            let [x, y, r] = self.next_discs[j];
+        let gathered = self.grid.cell_box(from, reach);
+        // The cells the blocker's own grid query would visit; when rounding puts them
+        // beyond the gathered ones, that query runs after all.
+        let ahead = ahead.map(|to| {
+            let cells = self
+                .grid
+                .cell_box(to, radius + self.max_radius + (to - from).length());
+            let inside = cells[0] >= gathered[0]
+                && cells[1] >= gathered[1]
+                && cells[2] <= gathered[2]
+                && cells[3] <= gathered[3];
+            (to, cells, inside)
+        });
+        let mut worst: Option<(f32, usize)> = None;
+        let discs = &self.next_discs;
+        let near = &mut self.surround_near;
+        let grid = &self.grid;
+        near.clear();
+        grid.for_each_near(from, reach, |j| {
+            let [x, y, r] = discs[j];
             if j == i || r < 0.0 {
-                continue;
+                return;
             }
             let p = Vec2::new(x, y);
+            if let Some((to, cells, true)) = &ahead {
+                let sum = radius + r;
+                // Beyond 1 mm past touching, the depth below is negative: skip the roots.
+                let clear = sum + SLACK;
+                if (*to - p).length_squared() < clear * clear {
+                    let depth = radius + r - (*to - p).length();
+                    let before = radius + r - (from - p).length();
+                    if depth > 0.0
+                        && depth > before
+                        && worst.is_none_or(|(d, _)| depth > d)
+                        && grid.in_box(j, cells)
+                    {
+                        worst = Some((depth, j));
+                    }
+                }
+            }
             let far = radius + r + step + SLACK;
             if (from - p).length_squared() >= far * far {
-                continue;
+                return;
             }
-            self.surround_near.push(Near {
+            near.push(Near {
                 p,
                 r,
                 before: disc_overlap(from, radius, p, r),
             });
-        }
+        });
+        let blocker = match ahead {
+            Some((to, _, false)) => self.first_blocker(i, from, to),
+            _ => worst.map(|(_, j)| j),
+        };
         let walls = walls_within(
             &self.wall_cells,
             &self.mesh,
@@ -909,39 +1024,28 @@ impl World {
                 self.surround_walls.push(w);
             }
         }
-        self.surround_from_depth = self.wall_depth(from, radius);
+        let doors_closed = self.doors_closed.iter().any(|&c| c);
+        self.wall_free[i] = if self.surround_walls.is_empty() && !doors_closed {
+            // Every wall is at least radius + step away (those not listed are farther
+            // than the query reach, the listed ones were measured).
+            (from, radius + step)
+        } else {
+            (from, -1.0)
+        };
+        self.surround_from_depth = if self.surround_walls.is_empty() && !doors_closed {
+            0.0
+        } else {
+            self.body_wall_depth(i, from, radius)
+        };
+        blocker
     }
 
-    /// [`World::first_blocker`] from the list [`World::gather_surroundings`] just collected
-    /// for body `i` at `from`: the same bodies in the same order (those of its cells that
-    /// the grid query around `to` visits), without a second grid query.
-    fn first_blocker_gathered(&self, i: usize, from: Vec2, to: Vec2) -> Option<usize> {
-        let ball = self.slots[i].body.as_ref()?.ball;
-        let reach = ball.radius + self.max_radius + (to - from).length();
-        let cells = self.grid.cell_box(to, reach);
-        let gathered = self.surround_box;
-        if cells[0] < gathered[0]
-            || cells[1] < gathered[1]
-            || cells[2] > gathered[2]
-            || cells[3] > gathered[3]
-        {
-            return self.first_blocker(i, from, to);
-        }
-        let discs = &self.next_discs;
-        let mut worst: Option<(f32, usize)> = None;
-        for &j in &self.surround_bodies {
-            let [x, y, r] = discs[j];
-            if j == i || r < 0.0 || !self.grid.in_box(j, &cells) {
-                continue;
-            }
-            let other = Vec2::new(x, y);
-            let depth = ball.radius + r - (to - other).length();
-            let before = ball.radius + r - (from - other).length();
-            if depth > 0.0 && depth > before && worst.is_none_or(|(d, _)| depth > d) {
-                worst = Some((depth, j));
-            }
-        }
-        worst.map(|(_, j)| j)
+    /// Whether a disc of `radius` at `pos` is known clear of every wall and closed door
+    /// from body `i`'s `wall_free` disc (so its wall depth is 0 without asking the walls).
+    /// The 1 mm margin covers rounding in the distances.
+    fn known_wall_free(&self, i: usize, pos: Vec2, radius: f32) -> bool {
+        let (centre, free) = self.wall_free[i];
+        (pos - centre).length() + radius + 1e-3 < free
     }
 
     /// The body (other than `i`) that a move of `i` from `from` to `to` would push into
@@ -1020,9 +1124,9 @@ impl World {
             // both circle and dance; the one with the higher id yields by standing still for
             // up to a second while the other circles around it.
             let radius = b.ball.radius;
-            self.gather_surroundings(i, pos, radius, step);
+            let ahead = (!steered).then_some(pos + d0 * step);
+            let blocker = self.gather_surroundings(i, pos, radius, step, ahead);
             let yielding = !steered && {
-                let blocker = self.first_blocker_gathered(i, pos, pos + d0 * step);
                 blocker.is_some_and(|j| {
                     j < i
                         && self.slots[j]
@@ -1220,7 +1324,11 @@ impl World {
             };
             let (pos, next, r) = (b.pos, b.next_pos, b.ball.radius);
             let keep = next == pos || {
-                let after = self.wall_depth(next, r);
+                let after = if self.known_wall_free(i, next, r) {
+                    0.0
+                } else {
+                    self.wall_depth(next, r)
+                };
                 after <= 0.0 || after <= self.wall_depth(pos, r) - 1e-6
             };
             let tick = self.tick.0;
@@ -1236,7 +1344,7 @@ impl World {
                 let dist = if b.path.is_empty() || b.path_pending {
                     (goal - b.pos).length()
                 } else {
-                    remaining_length(&b.path, b.corner, b.pos)
+                    b.remaining_length()
                 };
                 if dist < b.best_goal_dist - 0.05 {
                     b.best_goal_dist = dist;
@@ -1256,14 +1364,19 @@ impl World {
 
     /// Overlap and wall figures at the tick's end.
     fn take_figures(&mut self) {
-        let in_walls = self.survey();
+        let in_walls = self.survey(true);
         let mut per_body = std::mem::take(&mut self.survey_overlap);
-        per_body.sort_by(f32::total_cmp);
-        self.out.max_overlap = per_body.last().copied().unwrap_or(0.0);
+        // The values a full sort would put last and at the 99th percentile.
+        self.out.max_overlap = per_body
+            .iter()
+            .copied()
+            .max_by(f32::total_cmp)
+            .unwrap_or(0.0);
         self.out.p99_overlap = if per_body.is_empty() {
             0.0
         } else {
-            per_body[((per_body.len() - 1) as f32 * 0.99).round() as usize]
+            let k = ((per_body.len() - 1) as f32 * 0.99).round() as usize;
+            *per_body.select_nth_unstable_by(k, f32::total_cmp).1
         };
         self.out.bodies_in_walls = in_walls;
         self.survey_overlap = per_body;
@@ -1282,11 +1395,15 @@ fn remaining_length(path: &[Vec2], next: usize, pos: Vec2) -> f32 {
     let Some(&first) = path.get(next) else {
         return path.last().map_or(0.0, |&g| (g - pos).length());
     };
-    let along: f32 = path[next..]
+    (first - pos).length() + path_length_from(path, next)
+}
+
+/// Length of a path along its corners from corner `next` on.
+fn path_length_from(path: &[Vec2], next: usize) -> f32 {
+    path[next..]
         .windows(2)
         .map(|w| (w[1] - w[0]).length())
-        .sum();
-    (first - pos).length() + along
+        .sum()
 }
 
 fn set_goal(b: &mut Body, goal: Vec2, tick: u64) {
