@@ -13,6 +13,12 @@ pub(crate) struct BodyGrid {
     start: Vec<u32>,
     items: Vec<u32>,
     cell_of: Vec<u32>,
+    /// Each body's place in `items` (`u32::MAX`: empty slot).
+    item_of: Vec<u32>,
+    /// A disc `[x, y, r]` per place in `items`, kept by the caller (see
+    /// [`BodyGrid::set_disc`]): neighbour scans read them in cell order, from memory laid
+    /// out in that order, instead of jumping around a per-body array.
+    discs: Vec<[f32; 3]>,
     /// Rebuild scratch: the next free place in each cell.
     fill: Vec<u32>,
 }
@@ -44,10 +50,49 @@ impl BodyGrid {
         self.items.resize(self.start[cells] as usize, 0);
         self.fill.clear();
         self.fill.extend_from_slice(&self.start[..cells]);
+        self.item_of.clear();
+        self.item_of.resize(self.cell_of.len(), u32::MAX);
         for (i, &c) in self.cell_of.iter().enumerate() {
             if c != u32::MAX {
-                self.items[self.fill[c as usize] as usize] = i as u32;
+                let k = self.fill[c as usize];
+                self.items[k as usize] = i as u32;
+                self.item_of[i] = k;
                 self.fill[c as usize] += 1;
+            }
+        }
+        self.discs.clear();
+        self.discs.resize(self.items.len(), [0.0, 0.0, -1.0]);
+    }
+
+    /// Sets body `i`'s disc (ignored for a body not in the grid).
+    pub(crate) fn set_disc(&mut self, i: usize, disc: [f32; 3]) {
+        if let Some(&k) = self.item_of.get(i)
+            && let Some(d) = self.discs.get_mut(k as usize)
+        {
+            *d = disc;
+        }
+    }
+
+    /// Calls `f(i, disc, cx, cy)` for every body whose cell overlaps the box around `p`
+    /// of half-size `reach` (the same bodies in the same order as
+    /// [`BodyGrid::for_each_near`]), with its disc and its cell's column and row.
+    pub(crate) fn for_each_disc_near(
+        &self,
+        p: Vec2,
+        reach: f32,
+        mut f: impl FnMut(usize, [f32; 3], usize, usize),
+    ) {
+        let [x0, y0, x1, y1] = self.cell_box(p, reach);
+        for cy in y0..=y1 {
+            let row = cy * self.cols;
+            for cx in x0..=x1 {
+                let (from, to) = (
+                    self.start[row + cx] as usize,
+                    self.start[row + cx + 1] as usize,
+                );
+                for k in from..to {
+                    f(self.items[k] as usize, self.discs[k], cx, cy);
+                }
             }
         }
     }
@@ -77,14 +122,6 @@ impl BodyGrid {
         let (x0, y0) = self.coords(p - Vec2::new(reach, reach));
         let (x1, y1) = self.coords(p + Vec2::new(reach, reach));
         [x0, y0, x1, y1]
-    }
-
-    /// Whether body `i`'s cell (from the last rebuild) lies in `cells` (a
-    /// [`BodyGrid::cell_box`]).
-    pub(crate) fn in_box(&self, i: usize, cells: &[usize; 4]) -> bool {
-        let c = self.cell_of[i] as usize;
-        let (cx, cy) = (c % self.cols, c / self.cols);
-        cx >= cells[0] && cx <= cells[2] && cy >= cells[1] && cy <= cells[3]
     }
 
     fn cell(&self, p: Vec2) -> usize {

@@ -22,6 +22,10 @@ pub(crate) const MAX_REACH: f32 = 0.5;
 /// How far each cell's box is grown before asking the mesh for its walls, metres.
 const STORED_MARGIN: f64 = 0.6;
 
+/// Taken off each cell's wall distance bound, metres: far more than the rounding of the
+/// cell arithmetic and of the distances the callers compare the bound with.
+const BOUND_SLACK: f64 = 1e-3;
+
 /// Cell side, metres.
 const CELL: f64 = 1.0;
 
@@ -35,7 +39,9 @@ pub(crate) struct WallCells {
     inv_cell: f64,
     cols: usize,
     rows: usize,
-    start: Vec<u32>,
+    /// Per cell: where its list starts in `items` (it ends where the next cell's starts),
+    /// and a lower bound on the distance from any point of the cell to any wall.
+    start: Vec<(u32, f32)>,
     items: Vec<u32>,
 }
 
@@ -56,7 +62,13 @@ impl WallCells {
         let mut start = Vec::with_capacity(cols * rows + 1);
         let mut items = Vec::new();
         let mut near = Vec::new();
-        start.push(0);
+        let segment = |w: usize| {
+            let wall = &mesh.walls()[w];
+            (
+                mesh.vertices()[wall.from.index()],
+                mesh.vertices()[wall.to.index()],
+            )
+        };
         for r in 0..rows {
             for c in 0..cols {
                 let min = Point::new(
@@ -68,10 +80,18 @@ impl WallCells {
                     min.y + cell + 2.0 * STORED_MARGIN,
                 );
                 mesh.walls_near(min, max, &mut near);
+                // Walls not listed are farther than the margin from the cell.
+                let cell_min = Point::new(min.x + STORED_MARGIN, min.y + STORED_MARGIN);
+                let cell_max = Point::new(cell_min.x + cell, cell_min.y + cell);
+                let nearest = near.iter().fold(STORED_MARGIN, |d, &w| {
+                    let (a, b) = segment(w);
+                    d.min(segment_box_distance(a, b, cell_min, cell_max))
+                });
+                start.push((items.len() as u32, (nearest - BOUND_SLACK).max(0.0) as f32));
                 items.extend(near.iter().map(|&w| w as u32));
-                start.push(items.len() as u32);
             }
         }
+        start.push((items.len() as u32, 0.0));
         WallCells {
             origin: bounds.min,
             inv_cell: 1.0 / cell,
@@ -82,9 +102,10 @@ impl WallCells {
         }
     }
 
-    /// Every wall within `reach` of `p` (and perhaps a few more), or `None` when the lists
-    /// cannot answer (reach over [`MAX_REACH`], `p` off the grid or not finite).
-    pub(crate) fn near(&self, p: Vec2, reach: f32) -> Option<&[u32]> {
+    /// Every wall within `reach` of `p` (and perhaps a few more), with a lower bound on the
+    /// distance from `p` to any wall; or `None` when the lists cannot answer (reach over
+    /// [`MAX_REACH`], `p` off the grid or not finite).
+    pub(crate) fn near(&self, p: Vec2, reach: f32) -> Option<(f32, &[u32])> {
         // NaN reaches are refused too.
         if reach.is_nan() || reach > MAX_REACH || self.cols == 0 {
             return None;
@@ -97,8 +118,39 @@ impl WallCells {
             return None;
         }
         let c = (fy as usize) * self.cols + fx as usize;
-        Some(&self.items[self.start[c] as usize..self.start[c + 1] as usize])
+        let ((from, bound), (to, _)) = (self.start[c], self.start[c + 1]);
+        Some((bound, &self.items[from as usize..to as usize]))
     }
+}
+
+/// Distance between segment `a b` and the box `min max` (0 when they meet).
+fn segment_box_distance(a: Point, b: Point, min: Point, max: Point) -> f64 {
+    let inside = |p: Point| p.x >= min.x && p.x <= max.x && p.y >= min.y && p.y <= max.y;
+    if inside(a) || inside(b) {
+        return 0.0;
+    }
+    let corners = [min, Point::new(max.x, min.y), max, Point::new(min.x, max.y)];
+    let cross =
+        |o: Point, p: Point, q: Point| (p.x - o.x) * (q.y - o.y) - (p.y - o.y) * (q.x - o.x);
+    let mut best = f64::INFINITY;
+    for k in 0..4 {
+        let (c, d) = (corners[k], corners[(k + 1) % 4]);
+        // A proper crossing of an edge of the box.
+        let (d1, d2) = (cross(a, b, c), cross(a, b, d));
+        let (d3, d4) = (cross(c, d, a), cross(c, d, b));
+        if ((d1 > 0.0) != (d2 > 0.0)) && ((d3 > 0.0) != (d4 > 0.0)) {
+            return 0.0;
+        }
+        best = best
+            .min(point_segment_distance(c, a, b))
+            .min(point_segment_distance(a, c, d))
+            .min(point_segment_distance(b, c, d));
+    }
+    best
+}
+
+fn point_segment_distance(p: Point, a: Point, b: Point) -> f64 {
+    (p - navmesh::walls::closest_point_on_segment(p, a, b)).length()
 }
 
 #[cfg(test)]
@@ -132,6 +184,7 @@ mod tests {
         };
         let cells = WallCells::new(&mesh);
         let mut expected = Vec::new();
+        let mut bounded = 0;
         let mut k = 0u32;
         for i in 0..4000 {
             k = k.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
@@ -146,10 +199,25 @@ mod tests {
             let Some(got) = cells.near(p, reach) else {
                 panic!("no list at {p:?}");
             };
+            let (bound, got) = got;
             for w in &expected {
                 assert!(got.contains(&(*w as u32)), "wall {w} missing at {p:?}");
             }
+            // The bound is below the true distance to every wall.
+            for (w, wall) in mesh.walls().iter().enumerate() {
+                let (a, b) = (
+                    mesh.vertices()[wall.from.index()],
+                    mesh.vertices()[wall.to.index()],
+                );
+                let d = point_segment_distance(c, a, b);
+                assert!(
+                    f64::from(bound) <= d,
+                    "bound {bound} over {d} (wall {w}) at {p:?}"
+                );
+            }
+            bounded += usize::from(bound > 0.0);
         }
+        assert!(bounded > 1000, "only {bounded} points with a wall bound");
         assert!(cells.near(Vec2::new(1.0, 1.0), MAX_REACH * 1.01).is_none());
         assert!(cells.near(Vec2::new(-5.0, 1.0), 0.1).is_none());
         assert!(cells.near(Vec2::new(f32::NAN, 1.0), 0.1).is_none());

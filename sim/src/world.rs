@@ -762,6 +762,9 @@ impl World {
                 .as_ref()
                 .map_or([0.0, 0.0, -1.0], |b| [b.pos.x, b.pos.y, b.ball.radius])
         }));
+        for (i, &disc) in self.next_discs.iter().enumerate() {
+            self.grid.set_disc(i, disc);
+        }
     }
 
     /// Rebuilds the broad phase on the current positions and classifies every body: its
@@ -869,10 +872,11 @@ impl World {
 
     /// Distance from `pos` to the nearest wall or closed door, capped at `radius`.
     fn clearance(&mut self, pos: Vec2, radius: f32) -> f32 {
-        let near = walls_within(
+        let (_, near) = walls_within(
             &self.wall_cells,
             &self.mesh,
             pos,
+            radius,
             radius,
             &mut self.wall_scratch,
             &mut self.near_walls,
@@ -969,69 +973,79 @@ impl World {
             (to, cells, inside)
         });
         let mut worst: Option<(f32, usize)> = None;
-        let discs = &self.next_discs;
         let near = &mut self.surround_near;
-        let grid = &self.grid;
         near.clear();
-        grid.for_each_near(from, reach, |j| {
-            let [x, y, r] = discs[j];
-            if j == i || r < 0.0 {
-                return;
-            }
-            let p = Vec2::new(x, y);
-            if let Some((to, cells, true)) = &ahead {
-                let sum = radius + r;
-                // Beyond 1 mm past touching, the depth below is negative: skip the roots.
-                let clear = sum + SLACK;
-                if (*to - p).length_squared() < clear * clear {
-                    let depth = radius + r - (*to - p).length();
-                    let before = radius + r - (from - p).length();
-                    if depth > 0.0
-                        && depth > before
-                        && worst.is_none_or(|(d, _)| depth > d)
-                        && grid.in_box(j, cells)
-                    {
-                        worst = Some((depth, j));
+        // The grid's copy of the discs is `next_discs` (see `set_next_disc`).
+        self.grid
+            .for_each_disc_near(from, reach, |j, [x, y, r], cx, cy| {
+                if j == i || r < 0.0 {
+                    return;
+                }
+                let p = Vec2::new(x, y);
+                if let Some((to, cells, true)) = &ahead {
+                    let sum = radius + r;
+                    // Beyond 1 mm past touching, the depth below is negative: skip the roots.
+                    let clear = sum + SLACK;
+                    if (*to - p).length_squared() < clear * clear {
+                        let depth = radius + r - (*to - p).length();
+                        let before = radius + r - (from - p).length();
+                        if depth > 0.0
+                            && depth > before
+                            && worst.is_none_or(|(d, _)| depth > d)
+                            && (cells[0]..=cells[2]).contains(&cx)
+                            && (cells[1]..=cells[3]).contains(&cy)
+                        {
+                            worst = Some((depth, j));
+                        }
                     }
                 }
-            }
-            let far = radius + r + step + SLACK;
-            if (from - p).length_squared() >= far * far {
-                return;
-            }
-            near.push(Near {
-                p,
-                r,
-                before: disc_overlap(from, radius, p, r),
+                let far = radius + r + step + SLACK;
+                if (from - p).length_squared() >= far * far {
+                    return;
+                }
+                near.push(Near {
+                    p,
+                    r,
+                    before: disc_overlap(from, radius, p, r),
+                });
             });
-        });
         let blocker = match ahead {
             Some((to, _, false)) => self.first_blocker(i, from, to),
             _ => worst.map(|(_, j)| j),
         };
-        let walls = walls_within(
+        // The walls list reaches 1 cm past the step, so that a body that moves its full
+        // step with no wall listed is still known clear of walls where it lands.
+        let wall_reach = radius + step + 0.01;
+        let (bound, walls) = walls_within(
             &self.wall_cells,
             &self.mesh,
             from,
-            radius + step,
+            wall_reach,
+            wall_reach,
             &mut self.wall_scratch,
             &mut self.near_walls,
         );
         self.surround_walls.clear();
         let far = radius + step + SLACK;
+        // A lower bound on the distance from `from` to any wall: walls not listed are at
+        // least the reach away, and none is nearer than the cell's bound.
+        let mut nearest = wall_reach;
         for &w in walls {
-            if self.walls[w as usize].distance_to_local_point(from, true) < far {
+            let d = self.walls[w as usize].distance_to_local_point(from, true);
+            nearest = nearest.min(d);
+            if d < far {
                 self.surround_walls.push(w);
             }
         }
         let doors_closed = self.doors_closed.iter().any(|&c| c);
-        self.wall_free[i] = if self.surround_walls.is_empty() && !doors_closed {
-            // Every wall is at least radius + step away (those not listed are farther
-            // than the query reach, the listed ones were measured).
-            (from, radius + step)
-        } else {
-            (from, -1.0)
-        };
+        self.wall_free[i] = (
+            from,
+            if doors_closed {
+                -1.0
+            } else {
+                nearest.max(bound)
+            },
+        );
         self.surround_from_depth = if self.surround_walls.is_empty() && !doors_closed {
             0.0
         } else {
@@ -1196,6 +1210,7 @@ impl World {
                 }
             }
             self.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
+            self.grid.set_disc(i, self.next_discs[i]);
             // Leaving the circling state: recompute the static path (PAPER §2.2 step 6).
             // Project decision: only when circling took the body out of sight of its next
             // corner; otherwise the path it has is still the shortest way on, and replanning
@@ -1262,6 +1277,7 @@ impl World {
             if let Some(dir) = dir {
                 b.next_pos = pos + dir * (speed * DT_SECS);
                 self.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
+                self.grid.set_disc(i, self.next_discs[i]);
             }
         }
     }
@@ -1279,10 +1295,11 @@ impl World {
             }
             return;
         }
-        let near = walls_within(
+        let (_, near) = walls_within(
             &self.wall_cells,
             &self.mesh,
             pos,
+            radius,
             radius,
             &mut self.wall_scratch,
             &mut self.near_walls,
@@ -1428,23 +1445,27 @@ fn disc_overlap(p1: Vec2, r1: f32, p2: Vec2, r2: f32) -> f32 {
 
 /// The walls within `reach` of `p` (and perhaps a few farther ones): the map's static
 /// cell list, or, for reaches the lists do not cover, the mesh's answer (in `scratch`).
+/// Empty when the cell's bound shows that no wall is within `limit` of `p` (the callers
+/// only use walls closer than that). Also returns a lower bound on the distance from `p`
+/// to any wall (0 when none is known).
 fn walls_within<'a>(
     cells: &'a WallCells,
     mesh: &NavMesh,
     p: Vec2,
     reach: f32,
+    limit: f32,
     scratch: &'a mut Vec<u32>,
     mesh_scratch: &mut Vec<usize>,
-) -> &'a [u32] {
-    if let Some(list) = cells.near(p, reach) {
-        return list;
+) -> (f32, &'a [u32]) {
+    if let Some((bound, list)) = cells.near(p, reach) {
+        return (bound, if bound >= limit { &[] } else { list });
     }
     let r = f64::from(reach);
     let q = to_point(p);
     mesh.walls_near(q - Point::new(r, r), q + Point::new(r, r), mesh_scratch);
     scratch.clear();
     scratch.extend(mesh_scratch.iter().map(|&w| w as u32));
-    scratch
+    (0.0, scratch)
 }
 
 /// A deterministic direction for two bodies at the same point.
