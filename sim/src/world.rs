@@ -144,6 +144,8 @@ pub struct World {
     /// The walls a move of one step can reach.
     surround_walls: Vec<u32>,
     surround_from_depth: f32,
+    /// The step the surroundings were gathered for.
+    surround_step: f32,
     /// Circling scratch: `(a, sin_cos(-a), sin_cos(a))` for each deflection `a` of the
     /// PAPER §2.2 search, in search order.
     fan: Vec<(f32, SinCos, SinCos)>,
@@ -249,6 +251,7 @@ impl World {
             surround_near: Vec::new(),
             surround_walls: Vec::new(),
             surround_from_depth: 0.0,
+            surround_step: 0.0,
             fan: Vec::new(),
             survey_discs: Vec::new(),
             survey_deep: Vec::new(),
@@ -928,7 +931,12 @@ impl World {
             return true;
         }
         let mut after = radius - clearance;
-        if self.mesh.locate(to_point(to)).is_none() {
+        // Only a move that crosses a wall takes the centre off the mesh (the walkable
+        // area's boundary is made of walls), and the crossed wall would lie within the
+        // step of `to` and be listed: a centre that starts on the mesh (its depth is below
+        // the radius) and ends farther than the step from every wall is still on it.
+        let stays_on = self.surround_from_depth < radius && clearance > self.surround_step + 1e-3;
+        if !stays_on && self.mesh.locate(to_point(to)).is_none() {
             after = radius;
         }
         after <= self.surround_from_depth
@@ -1037,6 +1045,7 @@ impl World {
                 self.surround_walls.push(w);
             }
         }
+        self.surround_step = step;
         let doors_closed = self.doors_closed.iter().any(|&c| c);
         self.wall_free[i] = (
             from,
