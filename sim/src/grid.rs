@@ -73,16 +73,16 @@ impl BodyGrid {
         }
     }
 
-    /// Calls `f(i, disc, cx, cy)` for every body whose cell overlaps the box around `p`
-    /// of half-size `reach` (the same bodies in the same order as
-    /// [`BodyGrid::for_each_near`]), with its disc and its cell's column and row.
-    pub(crate) fn for_each_disc_near(
+    /// Calls `f(i, disc, cx, cy)` for every body in the cells `cells` (a
+    /// [`BodyGrid::cell_box`]: the same bodies in the same order as
+    /// [`BodyGrid::for_each_near`] with the same point and reach), with its disc and its
+    /// cell's column and row.
+    pub(crate) fn for_each_disc_in(
         &self,
-        p: Vec2,
-        reach: f32,
+        cells: [usize; 4],
         mut f: impl FnMut(usize, [f32; 3], usize, usize),
     ) {
-        let [x0, y0, x1, y1] = self.cell_box(p, reach);
+        let [x0, y0, x1, y1] = cells;
         for cy in y0..=y1 {
             let row = cy * self.cols;
             for cx in x0..=x1 {

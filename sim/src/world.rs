@@ -985,11 +985,18 @@ impl World {
         near.clear();
         // The grid's copy of the discs is `next_discs` (see `set_next_disc`).
         self.grid
-            .for_each_disc_near(from, reach, |j, [x, y, r], cx, cy| {
+            .for_each_disc_in(gathered, |j, [x, y, r], cx, cy| {
                 if j == i || r < 0.0 {
                     return;
                 }
                 let p = Vec2::new(x, y);
+                // Most bodies of the cells are beyond a step's reach: drop them first. (A
+                // right-of-way blocker overlaps the straight move's end, so it is never one
+                // of them.)
+                let far = radius + r + step + SLACK;
+                if (from - p).length_squared() >= far * far {
+                    return;
+                }
                 if let Some((to, cells, true)) = &ahead {
                     let sum = radius + r;
                     // Beyond 1 mm past touching, the depth below is negative: skip the roots.
@@ -1006,10 +1013,6 @@ impl World {
                             worst = Some((depth, j));
                         }
                     }
-                }
-                let far = radius + r + step + SLACK;
-                if (from - p).length_squared() >= far * far {
-                    return;
                 }
                 near.push(Near {
                     p,
