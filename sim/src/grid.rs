@@ -13,6 +13,14 @@ pub(crate) struct BodyGrid {
     start: Vec<u32>,
     items: Vec<u32>,
     cell_of: Vec<u32>,
+    /// Each body's place in `items` (`u32::MAX`: empty slot).
+    item_of: Vec<u32>,
+    /// A disc `[x, y, r]` per place in `items`, kept by the caller (see
+    /// [`BodyGrid::set_disc`]): neighbour scans read them in cell order, from memory laid
+    /// out in that order, instead of jumping around a per-body array.
+    discs: Vec<[f32; 3]>,
+    /// Rebuild scratch: the next free place in each cell.
+    fill: Vec<u32>,
 }
 
 impl BodyGrid {
@@ -40,29 +48,80 @@ impl BodyGrid {
         }
         self.items.clear();
         self.items.resize(self.start[cells] as usize, 0);
-        let mut fill: Vec<u32> = self.start[..cells].to_vec();
+        self.fill.clear();
+        self.fill.extend_from_slice(&self.start[..cells]);
+        self.item_of.clear();
+        self.item_of.resize(self.cell_of.len(), u32::MAX);
         for (i, &c) in self.cell_of.iter().enumerate() {
             if c != u32::MAX {
-                self.items[fill[c as usize] as usize] = i as u32;
-                fill[c as usize] += 1;
+                let k = self.fill[c as usize];
+                self.items[k as usize] = i as u32;
+                self.item_of[i] = k;
+                self.fill[c as usize] += 1;
+            }
+        }
+        self.discs.clear();
+        self.discs.resize(self.items.len(), [0.0, 0.0, -1.0]);
+    }
+
+    /// Sets body `i`'s disc (ignored for a body not in the grid).
+    pub(crate) fn set_disc(&mut self, i: usize, disc: [f32; 3]) {
+        if let Some(&k) = self.item_of.get(i)
+            && let Some(d) = self.discs.get_mut(k as usize)
+        {
+            *d = disc;
+        }
+    }
+
+    /// Calls `f(i, disc, cx, cy)` for every body in the cells `cells` (a
+    /// [`BodyGrid::cell_box`]: the same bodies in the same order as
+    /// [`BodyGrid::for_each_near`] with the same point and reach), with its disc and its
+    /// cell's column and row.
+    pub(crate) fn for_each_disc_in(
+        &self,
+        cells: [usize; 4],
+        mut f: impl FnMut(usize, [f32; 3], usize, usize),
+    ) {
+        let [x0, y0, x1, y1] = cells;
+        for cy in y0..=y1 {
+            let row = cy * self.cols;
+            for cx in x0..=x1 {
+                let (from, to) = (
+                    self.start[row + cx] as usize,
+                    self.start[row + cx + 1] as usize,
+                );
+                for k in from..to {
+                    f(self.items[k] as usize, self.discs[k], cx, cy);
+                }
             }
         }
     }
 
     fn coords(&self, p: Vec2) -> (usize, usize) {
-        let cx = ((p.x - self.origin.x) * self.inv_cell).floor();
-        let cy = ((p.y - self.origin.y) * self.inv_cell).floor();
-        let cx = if cx > 0.0 {
-            (cx as usize).min(self.cols - 1)
+        // `as usize` truncates, which is the floor for the positive values it is used on;
+        // zero, negative and NaN offsets clamp to the first cell, as a floor would. (The
+        // libm `floor` call was a measurable share of a crowded tick.)
+        let fx = (p.x - self.origin.x) * self.inv_cell;
+        let fy = (p.y - self.origin.y) * self.inv_cell;
+        let cx = if fx > 0.0 {
+            (fx as usize).min(self.cols - 1)
         } else {
             0
         };
-        let cy = if cy > 0.0 {
-            (cy as usize).min(self.rows - 1)
+        let cy = if fy > 0.0 {
+            (fy as usize).min(self.rows - 1)
         } else {
             0
         };
         (cx, cy)
+    }
+
+    /// The cells `[x0, y0, x1, y1]` (inclusive) that [`BodyGrid::for_each_near`] visits for
+    /// `p` and `reach`.
+    pub(crate) fn cell_box(&self, p: Vec2, reach: f32) -> [usize; 4] {
+        let (x0, y0) = self.coords(p - Vec2::new(reach, reach));
+        let (x1, y1) = self.coords(p + Vec2::new(reach, reach));
+        [x0, y0, x1, y1]
     }
 
     fn cell(&self, p: Vec2) -> usize {
@@ -73,15 +132,94 @@ impl BodyGrid {
     /// Calls `f` with every body whose cell overlaps the box around `p` of half-size
     /// `reach`, in ascending cell then body order (deterministic).
     pub(crate) fn for_each_near(&self, p: Vec2, reach: f32, mut f: impl FnMut(usize)) {
-        let (x0, y0) = self.coords(p - Vec2::new(reach, reach));
-        let (x1, y1) = self.coords(p + Vec2::new(reach, reach));
+        let [x0, y0, x1, y1] = self.cell_box(p, reach);
         for cy in y0..=y1 {
-            for cx in x0..=x1 {
-                let c = cy * self.cols + cx;
-                for &i in &self.items[self.start[c] as usize..self.start[c + 1] as usize] {
-                    f(i as usize);
+            let row = cy * self.cols;
+            let (from, to) = (
+                self.start[row + x0] as usize,
+                self.start[row + x1 + 1] as usize,
+            );
+            // The cells of one row are consecutive in `items`.
+            for &i in &self.items[from..to] {
+                f(i as usize);
+            }
+        }
+    }
+
+    /// Calls `f(i, j)` once for every unordered pair of bodies in the same or in adjacent
+    /// cells (`i` first by slot order, `j` any), so every pair of bodies closer than the
+    /// cell side is visited, each once. (Clamping at the grid's edge only brings cells
+    /// closer, so this holds there too.)
+    pub(crate) fn for_each_close_pair(&self, mut f: impl FnMut(usize, usize)) {
+        let cols = self.cols;
+        let items = |from: usize, to: usize| {
+            &self.items[self.start[from] as usize..self.start[to + 1] as usize]
+        };
+        for (i, &c) in self.cell_of.iter().enumerate() {
+            if c == u32::MAX {
+                continue;
+            }
+            let c = c as usize;
+            let (cx, cy) = (c % cols, c / cols);
+            // The same cell lists bodies in slot order: pair with the later ones.
+            for &j in items(c, c) {
+                if j as usize > i {
+                    f(i, j as usize);
+                }
+            }
+            // Forward neighbours: east, and the west, north and east cells of the next row.
+            if cx + 1 < cols {
+                for &j in items(c + 1, c + 1) {
+                    f(i, j as usize);
+                }
+            }
+            if cy + 1 < self.rows {
+                let row = c + cols;
+                let lo = if cx > 0 { row - 1 } else { row };
+                let hi = if cx + 1 < cols { row + 1 } else { row };
+                for &j in items(lo, hi) {
+                    f(i, j as usize);
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_pairs_are_every_pair_closer_than_a_cell_once() {
+        let mut k = 7u32;
+        let mut next = || {
+            k = k.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (k >> 8) as f32 / (1u32 << 24) as f32
+        };
+        // Some bodies beyond the grid's bounds too (they clamp into the edge cells).
+        let positions: Vec<Option<Vec2>> = (0..600)
+            .map(|i| (i % 7 != 3).then(|| Vec2::new(next() * 14.0 - 2.0, next() * 9.0 - 1.0)))
+            .collect();
+        let mut grid = BodyGrid::default();
+        let cell = 1.0;
+        grid.rebuild(Vec2::ZERO, Vec2::new(10.0, 7.0), cell, &positions);
+        let mut seen = std::collections::BTreeMap::new();
+        grid.for_each_close_pair(|i, j| {
+            assert_ne!(i, j);
+            *seen.entry((i.min(j), i.max(j))).or_insert(0) += 1;
+        });
+        assert!(seen.values().all(|&n| n == 1), "a pair visited twice");
+        let mut close = 0;
+        for (i, a) in positions.iter().enumerate() {
+            for (j, b) in positions.iter().enumerate().skip(i + 1) {
+                if let (Some(a), Some(b)) = (a, b)
+                    && (*a - *b).length() < cell
+                {
+                    close += 1;
+                    assert!(seen.contains_key(&(i, j)), "pair {i} {j} missed");
+                }
+            }
+        }
+        assert!(close > 100, "only {close} close pairs");
     }
 }

@@ -13,6 +13,7 @@
 mod grid;
 mod rng;
 pub mod types;
+mod walls;
 pub mod world;
 
 pub use types::{

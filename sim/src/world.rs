@@ -15,9 +15,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use navmesh::{NavMesh, NavMeshQuery, Point, SliceStatus, TriId};
-use parry2d::math::Pose;
 use parry2d::query::PointQuery;
-use parry2d::query::details::contact_ball_ball;
 use parry2d::shape::{Ball, Segment};
 
 use crate::grid::BodyGrid;
@@ -26,6 +24,7 @@ use crate::types::{
     Brain, EntityId, Input, Kind, Motion, NoClock, PhaseClock, PhaseTimes, StepOutput, Tick, Vec2,
     WorldConfig,
 };
+use crate::walls::WallCells;
 
 /// The fixed tick length: 20 ticks per simulated second.
 pub const DT_SECS: f32 = 0.05;
@@ -43,8 +42,12 @@ struct Body {
     speed: f32,
     goal: Option<Vec2>,
     direction: Option<Vec2>,
+    /// The path's corners (change it through [`Body::clear_path`], or reset `along`).
     path: Vec<Vec2>,
     corner: usize,
+    /// The length of the path from corner `.0` on (`path_length_from`), remembered: it is
+    /// the same every tick until the body passes a corner or the path changes.
+    along: Option<(usize, f32)>,
     path_pending: bool,
     /// The circling heading `d` (PAPER §2.2), while circling.
     heading: Option<Vec2>,
@@ -58,6 +61,44 @@ struct Body {
     want: Vec2,
     next_pos: Vec2,
     overlapping: bool,
+}
+
+/// `(sin, cos)` of an angle.
+type SinCos = (f32, f32);
+
+/// A neighbour disc a circling body's move can touch (see [`World::gather_surroundings`]).
+#[derive(Clone, Copy, Debug)]
+struct Near {
+    /// Centre (its decided or current next position).
+    p: Vec2,
+    /// Radius.
+    r: f32,
+    /// How deep the circling body overlaps it before moving.
+    before: f32,
+}
+
+impl Body {
+    fn clear_path(&mut self) {
+        self.path.clear();
+        self.along = None;
+    }
+
+    /// [`remaining_length`] of the body's path from its next corner, with the part along
+    /// the corners remembered (the same arithmetic, so the same value).
+    fn remaining_length(&mut self) -> f32 {
+        let Some(&first) = self.path.get(self.corner) else {
+            return remaining_length(&self.path, self.corner, self.pos);
+        };
+        let along = match self.along {
+            Some((corner, along)) if corner == self.corner => along,
+            _ => {
+                let along = path_length_from(&self.path, self.corner);
+                self.along = Some((self.corner, along));
+                along
+            }
+        };
+        (first - self.pos).length() + along
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -84,16 +125,36 @@ pub struct World {
     query: NavMeshQuery,
     grid: BodyGrid,
     max_radius: f32,
+    /// The walls near each cell of the map (static), see [`WallCells`].
+    wall_cells: WallCells,
+    /// Wall query scratch: the mesh's answer, and the same as `u32`.
     near_walls: Vec<usize>,
+    wall_scratch: Vec<u32>,
     corners: Vec<Point>,
     positions: Vec<Option<Vec2>>,
     /// Each slot's decided (or current) next position and radius, densely, for the
     /// neighbour tests of the circling phase (`r < 0`: empty slot).
     next_discs: Vec<[f32; 3]>,
+    /// Per slot, a disc `(centre, radius)` known to be clear of every wall and closed
+    /// door this tick (radius < 0: none known); set by the circling phase.
+    wall_free: Vec<(Vec2, f32)>,
     /// Circling scratch: the current body's neighbours, nearby walls and wall depth.
-    surround_bodies: Vec<usize>,
-    surround_walls: Vec<usize>,
+    /// The bodies a move of one step can touch, with their discs.
+    surround_near: Vec<Near>,
+    /// The walls a move of one step can reach.
+    surround_walls: Vec<u32>,
     surround_from_depth: f32,
+    /// The step the surroundings were gathered for.
+    surround_step: f32,
+    /// Circling scratch: `(a, sin_cos(-a), sin_cos(a))` for each deflection `a` of the
+    /// PAPER §2.2 search, in search order.
+    fan: Vec<(f32, SinCos, SinCos)>,
+    /// Survey scratch: each slot's disc at the current positions (`r < 0`: empty slot),
+    /// and its deepest overlap with another body.
+    survey_discs: Vec<[f32; 3]>,
+    survey_deep: Vec<f32>,
+    /// Per slot, the last wall depth measured: `(pos, radius, depth)` (radius < 0: none).
+    wall_memo: Vec<(Vec2, f32, f32)>,
     /// Deepest overlap per live body from the last survey (scratch).
     survey_overlap: Vec<f32>,
     /// The grid and the overlap flags describe the current positions (set by a survey,
@@ -117,6 +178,11 @@ fn finite(v: Vec2) -> bool {
 /// Rotates `v` by `deg` degrees (positive: counter-clockwise with x right and y up).
 fn rotate(v: Vec2, deg: f32) -> Vec2 {
     let (s, c) = deg.to_radians().sin_cos();
+    rotate_by(v, s, c)
+}
+
+/// Rotates `v` by the angle whose sine and cosine are `s` and `c`.
+fn rotate_by(v: Vec2, s: f32, c: f32) -> Vec2 {
     Vec2::new(v.x * c - v.y * s, v.x * s + v.y * c)
 }
 
@@ -158,6 +224,7 @@ impl World {
             let total = list.last().map_or(0.0, |e| e.0) + mesh.triangle_area(tri);
             list.push((total, tri));
         }
+        let wall_cells = WallCells::new(&mesh);
         World {
             config,
             mesh,
@@ -174,13 +241,21 @@ impl World {
             query: NavMeshQuery::new(),
             grid: BodyGrid::default(),
             max_radius: 0.0,
+            wall_cells,
             near_walls: Vec::new(),
+            wall_scratch: Vec::new(),
             corners: Vec::new(),
             positions: Vec::new(),
             next_discs: Vec::new(),
-            surround_bodies: Vec::new(),
+            wall_free: Vec::new(),
+            surround_near: Vec::new(),
             surround_walls: Vec::new(),
             surround_from_depth: 0.0,
+            surround_step: 0.0,
+            fan: Vec::new(),
+            survey_discs: Vec::new(),
+            survey_deep: Vec::new(),
+            wall_memo: Vec::new(),
             survey_overlap: Vec::new(),
             contacts_fresh: false,
             out: StepOutput::default(),
@@ -368,6 +443,7 @@ impl World {
                     patrol_next: 0,
                     best_goal_dist: f32::INFINITY,
                     progress_tick: self.tick.0,
+                    along: None,
                     want: Vec2::ZERO,
                     next_pos: to_vec(p),
                     overlapping: false,
@@ -422,7 +498,7 @@ impl World {
                     return false;
                 };
                 b.goal = None;
-                b.path.clear();
+                b.clear_path();
                 b.direction = Some(*dir / len);
                 true
             }
@@ -431,7 +507,7 @@ impl World {
                     return false;
                 };
                 b.goal = None;
-                b.path.clear();
+                b.clear_path();
                 b.direction = None;
                 b.heading = None;
                 true
@@ -440,6 +516,8 @@ impl World {
                 Some(state) => {
                     *state = *closed;
                     self.contacts_fresh = false;
+                    // Wall depths change with the doors.
+                    self.wall_memo.clear();
                     true
                 }
                 None => false,
@@ -504,7 +582,7 @@ impl World {
                         let b = self.slots[i].body.as_mut();
                         if let Some(b) = b {
                             b.goal = None;
-                            b.path.clear();
+                            b.clear_path();
                         }
                         continue;
                     }
@@ -602,10 +680,11 @@ impl World {
                     // The goal changed while the search ran: search again.
                     b.goal.is_some()
                 } else {
-                    b.path.clear();
+                    b.clear_path();
                     b.corner = 1;
                     if found {
                         b.path.extend(corners.iter().map(|&p| to_vec(p)));
+                        b.along = None;
                         b.progress_tick = tick;
                         b.best_goal_dist = remaining_length(&b.path, 1, b.pos);
                     } else {
@@ -656,7 +735,7 @@ impl World {
             let dist = to.length();
             if b.corner + 1 >= b.path.len() && dist <= arrive {
                 b.goal = None;
-                b.path.clear();
+                b.clear_path();
                 b.heading = None;
                 self.out.arrivals += 1;
                 continue;
@@ -670,8 +749,10 @@ impl World {
         // The previous tick's figures surveyed these same positions, unless an input added,
         // removed or re-walled something since.
         if !self.contacts_fresh {
-            self.survey();
+            self.survey(false);
         }
+        self.wall_free.clear();
+        self.wall_free.resize(self.slots.len(), (Vec2::ZERO, -1.0));
         self.contacts_fresh = false;
         for slot in &mut self.slots {
             if let Some(b) = slot.body.as_mut() {
@@ -684,13 +765,19 @@ impl World {
                 .as_ref()
                 .map_or([0.0, 0.0, -1.0], |b| [b.pos.x, b.pos.y, b.ball.radius])
         }));
+        for (i, &disc) in self.next_discs.iter().enumerate() {
+            self.grid.set_disc(i, disc);
+        }
     }
 
     /// Rebuilds the broad phase on the current positions and classifies every body: its
     /// deepest overlap with another body (fraction of the smaller radius, into
     /// `survey_overlap`), whether it counts as overlapping something (the repulsion phase's
     /// input), and how many bodies reach more than 1% of their radius into a wall.
-    fn survey(&mut self) -> usize {
+    ///
+    /// With `wall_free`, the discs the circling phase found clear of walls this tick spare
+    /// the wall queries of bodies still inside them.
+    fn survey(&mut self, wall_free: bool) -> usize {
         self.positions.clear();
         self.positions
             .extend(self.slots.iter().map(|s| s.body.as_ref().map(|b| b.pos)));
@@ -703,25 +790,41 @@ impl World {
             &self.positions,
         );
         self.survey_overlap.clear();
+        self.survey_discs.clear();
+        self.survey_discs.extend(self.slots.iter().map(|s| {
+            s.body
+                .as_ref()
+                .map_or([0.0, 0.0, -1.0], |b| [b.pos.x, b.pos.y, b.ball.radius])
+        }));
+        // Each body's deepest overlap with another. The cells are at least twice the
+        // largest radius wide, so overlapping bodies share a cell or neighbouring ones, and
+        // the grid hands each such pair over once; the overlap is symmetric, and a maximum
+        // does not depend on the order it is taken in.
+        let deep = &mut self.survey_deep;
+        deep.clear();
+        deep.resize(self.slots.len(), 0.0);
+        let discs = &self.survey_discs;
+        self.grid.for_each_close_pair(|i, j| {
+            let [xi, yi, ri] = discs[i];
+            let [xj, yj, rj] = discs[j];
+            let d = disc_overlap(Vec2::new(xi, yi), ri, Vec2::new(xj, yj), rj) / ri.min(rj);
+            deep[i] = deep[i].max(d);
+            deep[j] = deep[j].max(d);
+        });
+        self.wall_memo
+            .resize(self.slots.len(), (Vec2::ZERO, -1.0, 0.0));
         let mut in_walls = 0;
         for i in 0..self.slots.len() {
             let Some(b) = self.slots[i].body.as_ref() else {
                 continue;
             };
             let (pos, ball) = (b.pos, b.ball);
-            let mut deepest = 0.0f32;
-            let slots = &self.slots;
-            self.grid
-                .for_each_near(pos, ball.radius + self.max_radius, |j| {
-                    if j != i
-                        && let Some(o) = slots[j].body.as_ref()
-                    {
-                        let d = overlap_depth(pos, &ball, o.pos, &o.ball)
-                            / ball.radius.min(o.ball.radius);
-                        deepest = deepest.max(d);
-                    }
-                });
-            let wall = self.wall_depth(pos, ball.radius);
+            let deepest = self.survey_deep[i];
+            let wall = if wall_free && self.known_wall_free(i, pos, ball.radius) {
+                0.0
+            } else {
+                self.body_wall_depth(i, pos, ball.radius)
+            };
             if wall > 0.01 * ball.radius {
                 in_walls += 1;
             }
@@ -733,6 +836,24 @@ impl World {
         }
         self.contacts_fresh = true;
         in_walls
+    }
+
+    /// [`World::wall_depth`] for body `i` at `pos`, remembered per body: a body standing
+    /// still (waiting in a jam, or for its path) is not measured again every tick. The
+    /// depth depends only on the point, the radius and the doors (the memo is dropped when
+    /// a door changes), so the remembered value is the one a new measure would give.
+    fn body_wall_depth(&mut self, i: usize, pos: Vec2, radius: f32) -> f32 {
+        if let Some(&(p, r, depth)) = self.wall_memo.get(i)
+            && p == pos
+            && r == radius
+        {
+            return depth;
+        }
+        let depth = self.wall_depth(pos, radius);
+        if let Some(m) = self.wall_memo.get_mut(i) {
+            *m = (pos, radius, depth);
+        }
+        depth
     }
 
     /// How deep a disc at `pos` reaches into walls and closed doors (0 when clear), and,
@@ -754,16 +875,18 @@ impl World {
 
     /// Distance from `pos` to the nearest wall or closed door, capped at `radius`.
     fn clearance(&mut self, pos: Vec2, radius: f32) -> f32 {
-        let r = f64::from(radius);
-        let p = to_point(pos);
-        self.mesh.walls_near(
-            p - Point::new(r, r),
-            p + Point::new(r, r),
+        let (_, near) = walls_within(
+            &self.wall_cells,
+            &self.mesh,
+            pos,
+            radius,
+            radius,
+            &mut self.wall_scratch,
             &mut self.near_walls,
         );
         let mut best = radius;
-        for &w in &self.near_walls {
-            best = best.min(self.walls[w].distance_to_local_point(pos, true));
+        for &w in near {
+            best = best.min(self.walls[w as usize].distance_to_local_point(pos, true));
         }
         for (d, closed) in self.doors.iter().zip(&self.doors_closed) {
             if *closed {
@@ -773,66 +896,182 @@ impl World {
         best
     }
 
-    /// Whether moving body `i` to `to` is free: it must not deepen an overlap with any body
-    /// (at its already decided next position) or with a wall. Bodies already overlapping
-    /// may separate.
+    /// Whether moving the circling body from where it stands to `to` is free: it must not
+    /// deepen an overlap with any body (at its already decided next position) or with a
+    /// wall. Bodies already overlapping may separate.
     ///
     /// Tests against what [`World::gather_surroundings`] collected for this body.
-    fn is_free(&mut self, i: usize, ball: &Ball, from: Vec2, to: Vec2) -> bool {
-        let discs = &self.next_discs;
-        for &j in &self.surround_bodies {
-            let [x, y, r] = discs[j];
-            if j == i || r < 0.0 {
+    fn is_free(&mut self, radius: f32, to: Vec2) -> bool {
+        let near = &mut self.surround_near;
+        for k in 0..near.len() {
+            let n = near[k];
+            // Cheap reject before the exact contact depth.
+            let sum = radius + n.r;
+            if (to - n.p).length_squared() >= sum * sum {
                 continue;
             }
-            let other = Vec2::new(x, y);
-            // Cheap reject before the exact parry2d contact.
-            let sum = ball.radius + r;
-            if (to - other).length_squared() >= sum * sum {
-                continue;
-            }
-            let other_ball = Ball::new(r);
-            let depth_after = overlap_depth(to, ball, other, &other_ball);
-            if depth_after > 0.0 && depth_after > overlap_depth(from, ball, other, &other_ball) {
+            let depth_after = disc_overlap(to, radius, n.p, n.r);
+            if depth_after > 0.0 && depth_after > n.before {
+                // Neighbouring headings are mostly blocked by the same body: test it first
+                // next time (the answer is the same in any order).
+                near.swap(0, k);
                 return false;
             }
         }
-        let mut clearance = ball.radius;
+        let mut clearance = radius;
         for &w in &self.surround_walls {
-            clearance = clearance.min(self.walls[w].distance_to_local_point(to, true));
+            clearance = clearance.min(self.walls[w as usize].distance_to_local_point(to, true));
         }
         for (d, closed) in self.doors.iter().zip(&self.doors_closed) {
             if *closed {
                 clearance = clearance.min(d.distance_to_local_point(to, true));
             }
         }
-        if clearance >= ball.radius {
+        if clearance >= radius {
             return true;
         }
-        let mut after = ball.radius - clearance;
-        if self.mesh.locate(to_point(to)).is_none() {
-            after = ball.radius;
+        let mut after = radius - clearance;
+        // Only a move that crosses a wall takes the centre off the mesh (the walkable
+        // area's boundary is made of walls), and the crossed wall would lie within the
+        // step of `to` and be listed: a centre that starts on the mesh (its depth is below
+        // the radius) and ends farther than the step from every wall is still on it.
+        let stays_on = self.surround_from_depth < radius && clearance > self.surround_step + 1e-3;
+        if !stays_on && self.mesh.locate(to_point(to)).is_none() {
+            after = radius;
         }
         after <= self.surround_from_depth
     }
 
     /// Collects, once per body and tick, everything a move of up to `step` from `from`
-    /// could touch: bodies within reach (their discs are read at test time, so decisions
-    /// made meanwhile count) and walls within the radius plus the step. Every candidate
-    /// heading of the circling search is then tested against these short lists.
-    fn gather_surroundings(&mut self, from: Vec2, radius: f32, step: f32) {
+    /// could touch: the bodies a step can touch, with their discs as decided so far and
+    /// their overlap before the move (`surround_near`), and the walls within the radius
+    /// plus the step (`surround_walls`). Every candidate heading of the circling search is
+    /// then tested against these short lists. Nothing else is decided while one body
+    /// searches, so the discs are those the search would read anyway.
+    ///
+    /// The lists leave out only what cannot matter: a disc or wall farther than radius plus
+    /// step (plus 1 mm for rounding) from `from` is beyond the body's disc after any move
+    /// of one step, so it never blocks a heading nor lowers the clearance below the radius.
+    /// With no wall (and no closed door) that near, the body's `wall_free` disc records it.
+    ///
+    /// With `ahead` (the straight move's end), it also returns [`World::first_blocker`] of
+    /// that move, from the same pass: the grid query around `ahead` visits a subset of
+    /// these cells, in the same order, so the same bodies are compared in the same order.
+    fn gather_surroundings(
+        &mut self,
+        i: usize,
+        from: Vec2,
+        radius: f32,
+        step: f32,
+        ahead: Option<Vec2>,
+    ) -> Option<usize> {
+        const SLACK: f32 = 1e-3;
         let reach = radius + self.max_radius + 2.0 * step;
-        let list = &mut self.surround_bodies;
-        list.clear();
-        self.grid.for_each_near(from, reach, |j| list.push(j));
-        let r = f64::from(radius + step);
-        let p = to_point(from);
-        self.mesh.walls_near(
-            p - Point::new(r, r),
-            p + Point::new(r, r),
-            &mut self.surround_walls,
+        let gathered = self.grid.cell_box(from, reach);
+        // The cells the blocker's own grid query would visit; when rounding puts them
+        // beyond the gathered ones, that query runs after all.
+        let ahead = ahead.map(|to| {
+            let cells = self
+                .grid
+                .cell_box(to, radius + self.max_radius + (to - from).length());
+            let inside = cells[0] >= gathered[0]
+                && cells[1] >= gathered[1]
+                && cells[2] <= gathered[2]
+                && cells[3] <= gathered[3];
+            (to, cells, inside)
+        });
+        let mut worst: Option<(f32, usize)> = None;
+        let near = &mut self.surround_near;
+        near.clear();
+        // The grid's copy of the discs is `next_discs` (see `set_next_disc`).
+        self.grid
+            .for_each_disc_in(gathered, |j, [x, y, r], cx, cy| {
+                if j == i || r < 0.0 {
+                    return;
+                }
+                let p = Vec2::new(x, y);
+                // Most bodies of the cells are beyond a step's reach: drop them first. (A
+                // right-of-way blocker overlaps the straight move's end, so it is never one
+                // of them.)
+                let far = radius + r + step + SLACK;
+                if (from - p).length_squared() >= far * far {
+                    return;
+                }
+                if let Some((to, cells, true)) = &ahead {
+                    let sum = radius + r;
+                    // Beyond 1 mm past touching, the depth below is negative: skip the roots.
+                    let clear = sum + SLACK;
+                    if (*to - p).length_squared() < clear * clear {
+                        let depth = radius + r - (*to - p).length();
+                        let before = radius + r - (from - p).length();
+                        if depth > 0.0
+                            && depth > before
+                            && worst.is_none_or(|(d, _)| depth > d)
+                            && (cells[0]..=cells[2]).contains(&cx)
+                            && (cells[1]..=cells[3]).contains(&cy)
+                        {
+                            worst = Some((depth, j));
+                        }
+                    }
+                }
+                near.push(Near {
+                    p,
+                    r,
+                    before: disc_overlap(from, radius, p, r),
+                });
+            });
+        let blocker = match ahead {
+            Some((to, _, false)) => self.first_blocker(i, from, to),
+            _ => worst.map(|(_, j)| j),
+        };
+        // The walls list reaches 1 cm past the step, so that a body that moves its full
+        // step with no wall listed is still known clear of walls where it lands.
+        let wall_reach = radius + step + 0.01;
+        let (bound, walls) = walls_within(
+            &self.wall_cells,
+            &self.mesh,
+            from,
+            wall_reach,
+            wall_reach,
+            &mut self.wall_scratch,
+            &mut self.near_walls,
         );
-        self.surround_from_depth = self.wall_depth(from, radius);
+        self.surround_walls.clear();
+        let far = radius + step + SLACK;
+        // A lower bound on the distance from `from` to any wall: walls not listed are at
+        // least the reach away, and none is nearer than the cell's bound.
+        let mut nearest = wall_reach;
+        for &w in walls {
+            let d = self.walls[w as usize].distance_to_local_point(from, true);
+            nearest = nearest.min(d);
+            if d < far {
+                self.surround_walls.push(w);
+            }
+        }
+        self.surround_step = step;
+        let doors_closed = self.doors_closed.iter().any(|&c| c);
+        self.wall_free[i] = (
+            from,
+            if doors_closed {
+                -1.0
+            } else {
+                nearest.max(bound)
+            },
+        );
+        self.surround_from_depth = if self.surround_walls.is_empty() && !doors_closed {
+            0.0
+        } else {
+            self.body_wall_depth(i, from, radius)
+        };
+        blocker
+    }
+
+    /// Whether a disc of `radius` at `pos` is known clear of every wall and closed door
+    /// from body `i`'s `wall_free` disc (so its wall depth is 0 without asking the walls).
+    /// The 1 mm margin covers rounding in the distances.
+    fn known_wall_free(&self, i: usize, pos: Vec2, radius: f32) -> bool {
+        let (centre, free) = self.wall_free[i];
+        (pos - centre).length() + radius + 1e-3 < free
     }
 
     /// The body (other than `i`) that a move of `i` from `from` to `to` would push into
@@ -869,6 +1108,15 @@ impl World {
     pub fn circle(&mut self) {
         let step_deg = self.config.circling_step_deg.max(1.0);
         let return_deg = self.config.circling_return_deg;
+        // The deflections `a = step, 2 step, … <= 180°` (accumulated as the search always
+        // did) with their sines and cosines, computed once a tick instead of per candidate.
+        let mut fan = std::mem::take(&mut self.fan);
+        fan.clear();
+        let mut a = step_deg;
+        while a <= 180.0 {
+            fan.push((a, (-a).to_radians().sin_cos(), a.to_radians().sin_cos()));
+            a += step_deg;
+        }
         for i in 0..self.slots.len() {
             let Some(b) = self.slots[i].body.as_ref() else {
                 continue;
@@ -901,8 +1149,10 @@ impl World {
             // Right of way (project decision): two bodies walking into each other would
             // both circle and dance; the one with the higher id yields by standing still for
             // up to a second while the other circles around it.
+            let radius = b.ball.radius;
+            let ahead = (!steered).then_some(pos + d0 * step);
+            let blocker = self.gather_surroundings(i, pos, radius, step, ahead);
             let yielding = !steered && {
-                let blocker = self.first_blocker(i, pos, pos + d0 * step);
                 blocker.is_some_and(|j| {
                     j < i
                         && self.slots[j]
@@ -925,31 +1175,28 @@ impl World {
             if let Some(b) = self.slots[i].body.as_mut() {
                 b.yield_ticks = 0;
             }
-            let ball = self.slots[i]
-                .body
-                .as_ref()
-                .map_or(Ball::new(0.0), |b| b.ball);
-            self.gather_surroundings(pos, ball.radius, step);
-            let chosen = if self.is_free(i, &ball, pos, pos + d0 * step) {
+            let chosen = if self.is_free(radius, pos + d0 * step) {
                 replan = heading.is_some();
                 Some((d0, false))
             } else {
                 let d = heading.map_or(d0, |d| turn_toward(d, d0, return_deg));
-                if heading.is_some() && self.is_free(i, &ball, pos, pos + d * step) {
+                if heading.is_some() && self.is_free(radius, pos + d * step) {
                     Some((d, true))
                 } else {
                     let mut found = None;
-                    let mut a = step_deg;
-                    while a <= max_angle && found.is_none() {
-                        for cand in [rotate(d, -a), rotate(d, a)] {
-                            if self.is_free(i, &ball, pos, pos + cand * step) {
+                    'search: for &(a, minus, plus) in &fan {
+                        if a > max_angle {
+                            break;
+                        }
+                        for (s, c) in [minus, plus] {
+                            let cand = rotate_by(d, s, c);
+                            if self.is_free(radius, pos + cand * step) {
                                 found = Some((cand, true));
-                                break;
+                                break 'search;
                             }
                         }
-                        a += step_deg;
                     }
-                    found.or(Some((d, false))).filter(|c| c.1).or(None)
+                    found
                 }
             };
             let tick = self.tick.0;
@@ -975,6 +1222,7 @@ impl World {
                 }
             }
             self.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
+            self.grid.set_disc(i, self.next_discs[i]);
             // Leaving the circling state: recompute the static path (PAPER §2.2 step 6).
             // Project decision: only when circling took the body out of sight of its next
             // corner; otherwise the path it has is still the shortest way on, and replanning
@@ -995,6 +1243,7 @@ impl World {
                 self.queue.push_back(id);
             }
         }
+        self.fan = fan;
     }
 
     /// Phase 7: PAPER §3.2 repulsion. A body overlapping others or walls moves at a fixed
@@ -1020,7 +1269,7 @@ impl World {
                     return;
                 }
                 if let Some(o) = slots[j].body.as_ref()
-                    && overlap_depth(pos, &ball, o.pos, &o.ball)
+                    && disc_overlap(pos, ball.radius, o.pos, o.ball.radius)
                         > OVERLAP_TOLERANCE * ball.radius.min(o.ball.radius)
                 {
                     let away = pos - o.pos;
@@ -1040,6 +1289,7 @@ impl World {
             if let Some(dir) = dir {
                 b.next_pos = pos + dir * (speed * DT_SECS);
                 self.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
+                self.grid.set_disc(i, self.next_discs[i]);
             }
         }
     }
@@ -1057,15 +1307,18 @@ impl World {
             }
             return;
         }
-        let r = f64::from(radius);
-        self.mesh.walls_near(
-            p - Point::new(r, r),
-            p + Point::new(r, r),
+        let (_, near) = walls_within(
+            &self.wall_cells,
+            &self.mesh,
+            pos,
+            radius,
+            radius,
+            &mut self.wall_scratch,
             &mut self.near_walls,
         );
         let limit = radius * (1.0 - OVERLAP_TOLERANCE);
-        for &w in &self.near_walls {
-            let proj = self.walls[w].project_local_point(pos, true);
+        for &w in near {
+            let proj = self.walls[w as usize].project_local_point(pos, true);
             let away = pos - proj.point;
             if away.length() < limit && away.length() > 1e-6 {
                 forces.push(away.normalize());
@@ -1100,7 +1353,11 @@ impl World {
             };
             let (pos, next, r) = (b.pos, b.next_pos, b.ball.radius);
             let keep = next == pos || {
-                let after = self.wall_depth(next, r);
+                let after = if self.known_wall_free(i, next, r) {
+                    0.0
+                } else {
+                    self.wall_depth(next, r)
+                };
                 after <= 0.0 || after <= self.wall_depth(pos, r) - 1e-6
             };
             let tick = self.tick.0;
@@ -1116,7 +1373,7 @@ impl World {
                 let dist = if b.path.is_empty() || b.path_pending {
                     (goal - b.pos).length()
                 } else {
-                    remaining_length(&b.path, b.corner, b.pos)
+                    b.remaining_length()
                 };
                 if dist < b.best_goal_dist - 0.05 {
                     b.best_goal_dist = dist;
@@ -1136,14 +1393,19 @@ impl World {
 
     /// Overlap and wall figures at the tick's end.
     fn take_figures(&mut self) {
-        let in_walls = self.survey();
+        let in_walls = self.survey(true);
         let mut per_body = std::mem::take(&mut self.survey_overlap);
-        per_body.sort_by(f32::total_cmp);
-        self.out.max_overlap = per_body.last().copied().unwrap_or(0.0);
+        // The values a full sort would put last and at the 99th percentile.
+        self.out.max_overlap = per_body
+            .iter()
+            .copied()
+            .max_by(f32::total_cmp)
+            .unwrap_or(0.0);
         self.out.p99_overlap = if per_body.is_empty() {
             0.0
         } else {
-            per_body[((per_body.len() - 1) as f32 * 0.99).round() as usize]
+            let k = ((per_body.len() - 1) as f32 * 0.99).round() as usize;
+            *per_body.select_nth_unstable_by(k, f32::total_cmp).1
         };
         self.out.bodies_in_walls = in_walls;
         self.survey_overlap = per_body;
@@ -1162,11 +1424,15 @@ fn remaining_length(path: &[Vec2], next: usize, pos: Vec2) -> f32 {
     let Some(&first) = path.get(next) else {
         return path.last().map_or(0.0, |&g| (g - pos).length());
     };
-    let along: f32 = path[next..]
+    (first - pos).length() + path_length_from(path, next)
+}
+
+/// Length of a path along its corners from corner `next` on.
+fn path_length_from(path: &[Vec2], next: usize) -> f32 {
+    path[next..]
         .windows(2)
         .map(|w| (w[1] - w[0]).length())
-        .sum();
-    (first - pos).length() + along
+        .sum()
 }
 
 fn set_goal(b: &mut Body, goal: Vec2, tick: u64) {
@@ -1175,11 +1441,43 @@ fn set_goal(b: &mut Body, goal: Vec2, tick: u64) {
     b.progress_tick = tick;
 }
 
-/// How far two balls overlap (0 when apart), through parry2d's ball–ball contact.
-fn overlap_depth(p1: Vec2, b1: &Ball, p2: Vec2, b2: &Ball) -> f32 {
-    let rel = p2 - p1;
-    let pos12 = Pose::translation(rel.x, rel.y);
-    contact_ball_ball(&pos12, b1, b2, 0.0).map_or(0.0, |c| (-c.dist).max(0.0))
+/// How far two discs overlap (0 when apart). The same arithmetic as parry2d's ball–ball
+/// contact depth (`contact_ball_ball`, to the bit: see the test), without building a pose
+/// and a contact for every pair in the hot loops.
+#[inline]
+fn disc_overlap(p1: Vec2, r1: f32, p2: Vec2, r2: f32) -> f32 {
+    let distance_squared = (p2 - p1).length_squared();
+    let sum = r1 + r2;
+    if distance_squared < sum * sum {
+        (-(distance_squared.sqrt() - sum)).max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// The walls within `reach` of `p` (and perhaps a few farther ones): the map's static
+/// cell list, or, for reaches the lists do not cover, the mesh's answer (in `scratch`).
+/// Empty when the cell's bound shows that no wall is within `limit` of `p` (the callers
+/// only use walls closer than that). Also returns a lower bound on the distance from `p`
+/// to any wall (0 when none is known).
+fn walls_within<'a>(
+    cells: &'a WallCells,
+    mesh: &NavMesh,
+    p: Vec2,
+    reach: f32,
+    limit: f32,
+    scratch: &'a mut Vec<u32>,
+    mesh_scratch: &mut Vec<usize>,
+) -> (f32, &'a [u32]) {
+    if let Some((bound, list)) = cells.near(p, reach) {
+        return (bound, if bound >= limit { &[] } else { list });
+    }
+    let r = f64::from(reach);
+    let q = to_point(p);
+    mesh.walls_near(q - Point::new(r, r), q + Point::new(r, r), mesh_scratch);
+    scratch.clear();
+    scratch.extend(mesh_scratch.iter().map(|&w| w as u32));
+    (0.0, scratch)
 }
 
 /// A deterministic direction for two bodies at the same point.
@@ -1229,4 +1527,42 @@ fn combine_forces(forces: &[Vec2]) -> Option<Vec2> {
         x_axis * sx + y_axis * sy
     };
     (sum.length() > 1e-6).then(|| sum.normalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use parry2d::math::Pose;
+    use parry2d::query::details::contact_ball_ball;
+
+    use super::*;
+
+    #[test]
+    fn disc_overlap_is_parrys_ball_contact_depth_to_the_bit() {
+        let mut k = 12_345u32;
+        let mut next = || {
+            k = k.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (k >> 8) as f32 / (1u32 << 24) as f32
+        };
+        let mut overlapping = 0;
+        for _ in 0..100_000 {
+            let p1 = Vec2::new(next() * 4.0 - 2.0, next() * 4.0 - 2.0) + Vec2::new(100.0, 50.0);
+            let p2 = Vec2::new(next() * 4.0 - 2.0, next() * 4.0 - 2.0) + Vec2::new(100.0, 50.0);
+            let (r1, r2) = (next() * 1.5, next() * 1.5);
+            let rel = p2 - p1;
+            let parry = contact_ball_ball(
+                &Pose::translation(rel.x, rel.y),
+                &Ball::new(r1),
+                &Ball::new(r2),
+                0.0,
+            )
+            .map_or(0.0, |c| (-c.dist).max(0.0));
+            let ours = disc_overlap(p1, r1, p2, r2);
+            assert_eq!(ours.to_bits(), parry.to_bits(), "{p1:?} {r1} {p2:?} {r2}");
+            overlapping += usize::from(ours > 0.0);
+        }
+        assert!(
+            overlapping > 10_000,
+            "too few overlapping pairs: {overlapping}"
+        );
+    }
 }
