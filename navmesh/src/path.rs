@@ -1093,10 +1093,7 @@ fn repair_clearance(mesh: &NavMesh, points: &mut Vec<Point>, radius: f64, near: 
     let mut i = 0;
     while i + 1 < points.len() && budget > 0 {
         let (p, q) = (points[i], points[i + 1]);
-        let pad = Point::new(radius, radius);
-        let min = Point::new(p.x.min(q.x), p.y.min(q.y)) - pad;
-        let max = Point::new(p.x.max(q.x), p.y.max(q.y)) + pad;
-        mesh.walls_near(min, max, near);
+        mesh.wall_grid().walls_near_segment(p, q, radius, near);
         let mut worst: Option<(f64, Point, Point, usize)> = None;
         for &w in near.iter() {
             let wall = mesh.walls()[w];

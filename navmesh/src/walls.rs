@@ -302,6 +302,52 @@ impl WallGrid {
         out.sort_unstable();
         out.dedup();
     }
+
+    /// Writes into `out` (cleared first) the walls that may come within `pad` of segment
+    /// `p q`, ascending and without duplicates: every wall closer than `pad` to the segment
+    /// is there. Unlike [`WallGrid::walls_near`] on the segment's bounding box, only the
+    /// cells along the segment are visited, so a long diagonal costs its length, not its
+    /// box's area. Nothing for non-finite input or a negative `pad`.
+    pub fn walls_near_segment(&self, p: Point, q: Point, pad: f64, out: &mut Vec<usize>) {
+        out.clear();
+        if !(p.is_finite() && q.is_finite() && pad >= 0.0 && pad.is_finite()) {
+            return;
+        }
+        if self.is_empty_grid() {
+            return;
+        }
+        let (r0, r1) = (
+            self.row_of(p.y.min(q.y) - pad),
+            self.row_of(p.y.max(q.y) + pad),
+        );
+        for r in r0..=r1 {
+            // The row's band, widened by the pad (border rows reach to infinity).
+            let lo = if r == 0 {
+                f64::NEG_INFINITY
+            } else {
+                self.origin.y + r as f64 * self.cell - pad
+            };
+            let hi = if r + 1 == self.rows {
+                f64::INFINITY
+            } else {
+                self.origin.y + (r + 1) as f64 * self.cell + pad
+            };
+            // The part of the segment inside the band, as an x range.
+            let (xa, xb) = if p.y == q.y {
+                (p.x.min(q.x), p.x.max(q.x))
+            } else {
+                let ta = ((lo - p.y) / (q.y - p.y)).clamp(0.0, 1.0);
+                let tb = ((hi - p.y) / (q.y - p.y)).clamp(0.0, 1.0);
+                let (xa, xb) = (p.x + (q.x - p.x) * ta, p.x + (q.x - p.x) * tb);
+                (xa.min(xb), xa.max(xb))
+            };
+            for c in self.col_of(xa - pad)..=self.col_of(xb + pad) {
+                out.extend_from_slice(self.cell_walls(r * self.cols + c));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
 }
 
 /// The point of segment `a b` closest to `p` (exactly `a` or `b` when it is an endpoint).
@@ -467,6 +513,7 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::*;
     use super::*;
+    use crate::geom::orient;
     use proptest::prelude::*;
 
     fn brute_nearest(mesh: &NavMesh, p: Point, max_dist: f64) -> Option<WallHit> {
@@ -698,6 +745,36 @@ mod tests {
                 let b = mesh.vertices()[wall.to.index()];
                 if segment_meets_box(a, b, corner, max) {
                     prop_assert!(out.contains(&i), "wall {} missing", i);
+                }
+            }
+        }
+
+        #[test]
+        fn walls_near_segment_lists_every_wall_within_the_pad(
+            which in 0usize..6,
+            p in point_in(-3.0, 12.0),
+            q in point_in(-3.0, 12.0),
+            pad in 0.0f64..2.0,
+        ) {
+            let mesh = &meshes()[which];
+            let mut out = Vec::new();
+            mesh.wall_grid().walls_near_segment(p, q, pad, &mut out);
+            prop_assert!(out.windows(2).all(|p| p[0] < p[1]));
+            for (i, wall) in mesh.walls().iter().enumerate() {
+                let a = mesh.vertices()[wall.from.index()];
+                let b = mesh.vertices()[wall.to.index()];
+                let gap = [
+                    a.distance(closest_point_on_segment(a, p, q)),
+                    b.distance(closest_point_on_segment(b, p, q)),
+                    p.distance(closest_point_on_segment(p, a, b)),
+                    q.distance(closest_point_on_segment(q, a, b)),
+                ]
+                .into_iter()
+                .fold(f64::INFINITY, f64::min);
+                let crossing = orient(a, b, p) * orient(a, b, q) < 0.0
+                    && orient(p, q, a) * orient(p, q, b) < 0.0;
+                if gap <= pad || crossing {
+                    prop_assert!(out.contains(&i), "wall {} missing (gap {})", i, gap);
                 }
             }
         }
