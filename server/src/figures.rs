@@ -80,6 +80,8 @@ pub(crate) struct Report {
     pub(crate) paths_waiting_max: usize,
     /// Path requests waiting after the last tick.
     pub(crate) paths_waiting_end: usize,
+    /// The longest any path request waited to be served, seconds.
+    pub(crate) path_wait_max_secs: f64,
     /// Inputs the world rejected as invalid (0 unless this program has a bug).
     pub(crate) invalid_inputs_total: u64,
 }
@@ -97,6 +99,7 @@ pub(crate) struct Tally {
     gave_up: u64,
     served: u64,
     waiting_max: usize,
+    wait_ticks_max: u64,
     invalid: u64,
     last: StepOutput,
 }
@@ -129,6 +132,7 @@ impl Tally {
         self.gave_up += out.gave_up as u64;
         self.served += out.paths_served as u64;
         self.waiting_max = self.waiting_max.max(out.paths_waiting);
+        self.wait_ticks_max = self.wait_ticks_max.max(out.path_wait_ticks);
         self.invalid += out.invalid_inputs as u64;
         self.last = out;
     }
@@ -201,6 +205,7 @@ impl Tally {
             paths_served_total: self.served,
             paths_waiting_max: self.waiting_max,
             paths_waiting_end: last.paths_waiting,
+            path_wait_max_secs: self.wait_ticks_max as f64 * f64::from(sim::DT_SECS),
             invalid_inputs_total: self.invalid,
         }
     }
@@ -221,6 +226,8 @@ pub(crate) struct Setup {
     pub(crate) walkable_area_m2: f64,
     /// The seed.
     pub(crate) seed: u64,
+    /// The world's path search budget per tick, node expansions.
+    pub(crate) path_budget: usize,
     /// NPCs spawned.
     pub(crate) npcs: u64,
     /// Players spawned.
@@ -327,8 +334,12 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "path requests    {} served, max {} waiting, {} waiting at the end",
-            r.paths_served_total, r.paths_waiting_max, r.paths_waiting_end
+            "path requests    {} served, max {} waiting, {} waiting at the end, longest wait {:.2} s (budget {} nodes a tick)",
+            r.paths_served_total,
+            r.paths_waiting_max,
+            r.paths_waiting_end,
+            r.path_wait_max_secs,
+            r.setup.path_budget
         );
         if r.invalid_inputs_total > 0 {
             let _ = writeln!(s, "invalid inputs   {}", r.invalid_inputs_total);
@@ -362,6 +373,7 @@ mod tests {
                 arrivals: 2,
                 paths_served: 5,
                 paths_waiting: walls,
+                path_wait_ticks: walls as u64 * 10,
                 phase_times: PhaseTimes {
                     paths: Duration::from_millis(ms),
                     circling: Duration::from_millis(ms),
@@ -378,6 +390,7 @@ mod tests {
             islands: 1,
             walkable_area_m2: 1.0,
             seed: 1,
+            path_budget: 20_000,
             npcs: 1,
             players: 0,
             spawn_blocked: 0,
@@ -391,6 +404,7 @@ mod tests {
         assert_eq!(r.bodies_in_walls_end, 0);
         assert_eq!((r.arrivals_total, r.paths_served_total), (6, 15));
         assert_eq!(r.paths_waiting_max, 3);
+        assert!((r.path_wait_max_secs - 1.5).abs() < 1e-6);
         assert_eq!((r.tick_ms_max, r.tick_max_at), (4.0, 1));
         assert_eq!(r.tick_ms_p50, 3.0);
         let share: Vec<f64> = r.phases.iter().map(|p| p.share).collect();

@@ -97,6 +97,10 @@ enum Command {
         /// every few seconds.
         #[arg(long, value_name = "P", default_value_t = 0)]
         players: u64,
+        /// Path search node expansions the world may spend per tick; requests beyond
+        /// wait for later ticks [default: the world's, 20,000].
+        #[arg(long, value_name = "NODES")]
+        path_budget: Option<u64>,
         /// Also write the figures as JSON here.
         #[arg(long, value_name = "OUT.json")]
         report: Option<PathBuf>,
@@ -126,6 +130,7 @@ fn run() -> Result<()> {
             seconds,
             seed,
             players,
+            path_budget,
             report,
             svg,
         } => simulate::run(&SimulateArgs {
@@ -134,6 +139,7 @@ fn run() -> Result<()> {
             seconds,
             seed,
             players,
+            path_budget,
             report,
             svg,
         }),

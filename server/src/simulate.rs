@@ -25,6 +25,8 @@ use crate::svg::render_frame;
 
 /// Most NPCs, and most players, one run accepts.
 const MAX_BODIES: u64 = 1_000_000;
+/// Largest `--path-budget` accepted, node expansions per tick.
+const MAX_PATH_BUDGET: u64 = 100_000_000;
 /// Longest run accepted, simulated seconds (one day).
 const MAX_SECONDS: f64 = 86_400.0;
 /// NPC and player body radius, metres.
@@ -48,6 +50,8 @@ pub struct SimulateArgs {
     pub seed: u64,
     /// Player characters to spawn.
     pub players: u64,
+    /// Path search budget per tick (node expansions); `None` keeps the world's default.
+    pub path_budget: Option<u64>,
     /// JSON report path.
     pub report: Option<PathBuf>,
     /// SVG picture path.
@@ -82,6 +86,12 @@ fn check_args(args: &SimulateArgs) -> Result<u64> {
         "--players must be at most {MAX_BODIES}, got {}",
         args.players
     );
+    if let Some(budget) = args.path_budget {
+        ensure!(
+            (1..=MAX_PATH_BUDGET).contains(&budget),
+            "--path-budget must be between 1 and {MAX_PATH_BUDGET}, got {budget}"
+        );
+    }
     let s = args.seconds;
     ensure!(
         s.is_finite() && s > 0.0 && s <= MAX_SECONDS,
@@ -145,7 +155,12 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         });
     }
 
-    let mut world = World::new(WorldConfig::default(), Arc::clone(&mesh), args.seed);
+    let mut config = WorldConfig::default();
+    if let Some(budget) = args.path_budget {
+        config.path_budget_per_tick = budget as usize;
+    }
+    let path_budget = config.path_budget_per_tick;
+    let mut world = World::new(config, Arc::clone(&mesh), args.seed);
     let clock = WallClock(Instant::now());
     let mut tally = Tally::with_capacity(ticks as usize);
     let mut progress = Progress::new(ticks);
@@ -195,6 +210,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         islands: mesh.island_count(),
         walkable_area_m2: sampler.area(),
         seed: args.seed,
+        path_budget,
         npcs: args.npcs,
         players: args.players,
         spawn_blocked: placer.blocked,
@@ -226,6 +242,7 @@ mod tests {
             seconds,
             seed: 1,
             players,
+            path_budget: None,
             report: None,
             svg: None,
         }

@@ -221,6 +221,9 @@ pub struct StepOutput {
     pub paths_served: usize,
     /// Path requests still queued (none is ever dropped).
     pub paths_waiting: usize,
+    /// The longest any path request served this tick waited, or any still queued has
+    /// waited so far, in ticks (from the tick it was queued).
+    pub path_wait_ticks: u64,
     /// Deepest overlap between two bodies, as a fraction of the smaller radius.
     pub max_overlap: f32,
     /// 99th percentile over bodies of each body's deepest overlap (fraction of radius).

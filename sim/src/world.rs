@@ -120,8 +120,10 @@ pub struct World {
     tick: Tick,
     slots: Vec<Slot>,
     free: Vec<u32>,
-    queue: VecDeque<EntityId>,
-    searching: Option<(EntityId, Vec2)>,
+    /// Path requests in arrival order, each with the tick it was queued.
+    queue: VecDeque<(EntityId, u64)>,
+    /// The request being searched: body, goal, tick it was queued.
+    searching: Option<(EntityId, Vec2, u64)>,
     query: NavMeshQuery,
     grid: BodyGrid,
     max_radius: f32,
@@ -485,7 +487,7 @@ impl World {
                 set_goal(b, *goal, tick);
                 if !b.path_pending {
                     b.path_pending = true;
-                    self.queue.push_back(*id);
+                    self.queue.push_back((*id, tick));
                 }
                 true
             }
@@ -598,7 +600,7 @@ impl World {
             if let Some(b) = self.slots[i].body.as_mut() {
                 set_goal(b, goal, tick);
                 b.path_pending = true;
-                self.queue.push_back(id);
+                self.queue.push_back((id, tick));
             }
         }
     }
@@ -623,11 +625,13 @@ impl World {
     /// that does not finish continues next tick.
     pub fn serve_paths(&mut self) {
         let mut budget = self.config.path_budget_per_tick;
+        let tick = self.tick.0;
+        let mut longest = 0u64;
         while budget > 0 {
-            let (id, goal) = match self.searching {
+            let (id, goal, queued) = match self.searching {
                 Some(active) => active,
                 None => {
-                    let Some(id) = self.queue.pop_front() else {
+                    let Some((id, queued)) = self.queue.pop_front() else {
                         break;
                     };
                     let Some(b) = self.get(id) else { continue };
@@ -648,11 +652,12 @@ impl World {
                         .begin_search(&self.mesh, start, to_point(goal), radius)
                         .is_err()
                     {
+                        longest = longest.max(tick.saturating_sub(queued));
                         self.finish_request(id, goal);
                         continue;
                     }
-                    self.searching = Some((id, goal));
-                    (id, goal)
+                    self.searching = Some((id, goal, queued));
+                    (id, goal, queued)
                 }
             };
             let before = self.query.stats().expanded;
@@ -660,10 +665,21 @@ impl World {
             budget = budget.saturating_sub(self.query.stats().expanded - before);
             if status == SliceStatus::Done {
                 self.searching = None;
+                longest = longest.max(tick.saturating_sub(queued));
                 self.finish_request(id, goal);
             }
         }
         self.out.paths_waiting = self.queue.len() + usize::from(self.searching.is_some());
+        // Still waiting: the one being searched and the queue's head are the oldest.
+        let oldest = self
+            .searching
+            .map(|s| s.2)
+            .into_iter()
+            .chain(self.queue.front().map(|q| q.1));
+        for queued in oldest {
+            longest = longest.max(tick.saturating_sub(queued));
+        }
+        self.out.path_wait_ticks = longest;
     }
 
     fn finish_request(&mut self, id: EntityId, goal: Vec2) {
@@ -698,7 +714,7 @@ impl World {
         };
         if requeue && let Some(b) = self.get_mut(id) {
             b.path_pending = true;
-            self.queue.push_back(id);
+            self.queue.push_back((id, tick));
         }
         self.corners = corners;
     }
@@ -1240,7 +1256,7 @@ impl World {
             {
                 set_goal(b, goal, tick);
                 b.path_pending = true;
-                self.queue.push_back(id);
+                self.queue.push_back((id, tick));
             }
         }
         self.fan = fan;
