@@ -686,6 +686,10 @@ impl World {
         self.out.paths_served += 1;
         let mut corners = std::mem::take(&mut self.corners);
         let found = self.query.finish_search(&self.mesh, &mut corners).is_ok();
+        if found && let Some(b) = self.get(id) {
+            let radius = f64::from(b.ball.radius);
+            self.end_where_standable(&mut corners, radius);
+        }
         let tick = self.tick.0;
 
         let requeue = match self.get_mut(id) {
@@ -717,6 +721,45 @@ impl World {
             self.queue.push_back((id, tick));
         }
         self.corners = corners;
+    }
+
+    /// Moves a path's last point out of the walls' reach when a disc of `radius` cannot
+    /// stand on it: a goal picked or clicked closer than the radius to a wall (in a corner,
+    /// say) can never be reached within the arrive distance, and the body would press
+    /// against the wall until it gave up. The point moves away from the nearest wall until
+    /// it keeps the radius (a few steps settle corners), and only if the last segment then
+    /// stays in line of sight; otherwise the path is left as it is.
+    fn end_where_standable(&mut self, points: &mut [Point], radius: f64) {
+        let n = points.len();
+        if n < 2 || radius <= 0.0 {
+            return;
+        }
+        let want = radius * (1.0 + 1e-3);
+        let mut p = points[n - 1];
+        for _ in 0..8 {
+            let Some(hit) = self.mesh.nearest_wall(p, want) else {
+                break;
+            };
+            if hit.distance >= want {
+                break;
+            }
+            let away = p - hit.point;
+            let len = away.length();
+            if len <= 1e-9 {
+                return;
+            }
+            p = p + away * ((want - hit.distance) / len * (1.0 + 1e-6));
+        }
+        if p == points[n - 1]
+            || self.mesh.clearance(p, want) < radius
+            || !matches!(
+                self.mesh.raycast(points[n - 2], p),
+                Ok(navmesh::Raycast::Clear)
+            )
+        {
+            return;
+        }
+        points[n - 1] = p;
     }
 
     /// Phase 4: steering, the wanted velocity toward the next path corner.

@@ -372,3 +372,34 @@ fn patrol_visits_its_points_in_turn() {
     assert!(visits.len() >= 4, "visits {visits:?}");
     assert!(visits.windows(2).all(|w| w[0] != w[1]));
 }
+
+#[test]
+fn a_goal_in_a_corner_ends_where_the_body_can_stand() {
+    // A click 0.1 m from the corridor's far corner: a disc of radius 0.4 cannot get its
+    // centre within the arrive distance of that point, so the path ends where it can stand.
+    let mut world = World::new(WorldConfig::default(), polygon_mesh(CORRIDOR), 5);
+    let out = world.step(&[Input::Spawn {
+        kind: Kind::Player,
+        pos: Vec2::new(15.0, 1.5),
+        radius_m: 0.4,
+        speed_mps: 2.0,
+        brain: Brain::Idle,
+    }]);
+    let id = out.spawned[0];
+    let mut arrived_at = None;
+    world.step(&[Input::MoveTo(id, Vec2::new(19.9, 2.9))]);
+    for tick in 0..200 {
+        let out = world.step(&[]);
+        assert_eq!(out.bodies_in_walls, 0);
+        if out.arrivals > 0 {
+            arrived_at = Some(tick);
+            break;
+        }
+    }
+    assert!(arrived_at.is_some(), "never arrived");
+    let (pos, _, _) = world.body(id).unwrap();
+    assert!(
+        (pos - Vec2::new(19.6, 2.6)).length() < 0.3,
+        "stopped at {pos:?}"
+    );
+}
