@@ -54,6 +54,7 @@ fn setup() -> Setup {
         GameConfig {
             npcs: NPCS,
             seed: 1,
+            path_budget: 20_000,
             spawn_point: None,
             max_clients: 1,
             view: range,

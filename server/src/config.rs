@@ -35,6 +35,10 @@ pub struct Config {
     pub npcs: u32,
     /// Seed of the spawn generator and the world.
     pub seed: u64,
+    /// Path search node expansions the world may spend per tick; requests beyond it wait
+    /// for later ticks (none is dropped). More serves a burst of requests sooner at the
+    /// cost of longer ticks while it lasts.
+    pub path_budget: u32,
     /// Players spawn at walkable points within 8 m of this point, `[x, y]` in metres.
     /// `None`: anywhere on the map.
     pub spawn_point: Option<[f32; 2]>,
@@ -87,6 +91,7 @@ impl Default for Config {
             map: None,
             npcs: 2_000,
             seed: 1,
+            path_budget: 20_000,
             spawn_point: None,
             cert: None,
             key: None,
@@ -133,6 +138,11 @@ impl Config {
             self.npcs <= 100_000,
             "npcs must be at most 100000, got {}",
             self.npcs
+        );
+        ensure!(
+            (1..=100_000_000).contains(&self.path_budget),
+            "path_budget must be between 1 and 100000000, got {}",
+            self.path_budget
         );
         if let Some([x, y]) = self.spawn_point {
             ensure!(
@@ -215,6 +225,11 @@ mod tests {
     #[test]
     fn defaults_are_valid() {
         Config::default().validate().unwrap();
+        // The server's default budget is the world's.
+        assert_eq!(
+            Config::default().path_budget as usize,
+            sim::WorldConfig::default().path_budget_per_tick
+        );
     }
 
     #[test]
@@ -243,6 +258,18 @@ mod tests {
         };
         let err = bad.validate().unwrap_err().to_string();
         assert!(err.contains("view_radius_m"), "{err}");
+        let bad = Config {
+            path_budget: 0,
+            ..Config::default()
+        };
+        let err = bad.validate().unwrap_err().to_string();
+        assert!(err.contains("path_budget"), "{err}");
+        assert_eq!(
+            Config::from_toml("path_budget = 40000\n")
+                .unwrap()
+                .path_budget,
+            40_000
+        );
         let bad = Config {
             cert: Some(PathBuf::from("cert.pem")),
             ..Config::default()

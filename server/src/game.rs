@@ -120,6 +120,8 @@ pub struct GameConfig {
     pub npcs: u32,
     /// Seed of the spawn generator and the world.
     pub seed: u64,
+    /// The world's path search budget, node expansions per tick.
+    pub path_budget: u32,
     /// Players spawn within [`SPAWN_SPREAD_M`] of this point; `None`: anywhere.
     pub spawn_point: Option<Vec2>,
     /// Most clients at once.
@@ -203,7 +205,11 @@ impl Game {
         if spawn_points.is_empty() {
             warn!("no walkable spawn point found; logins will be refused");
         }
-        let world = World::new(WorldConfig::default(), mesh, config.seed);
+        let world_config = WorldConfig {
+            path_budget_per_tick: config.path_budget as usize,
+            ..WorldConfig::default()
+        };
+        let world = World::new(world_config, mesh, config.seed);
         Game {
             world,
             config,
@@ -625,6 +631,7 @@ mod tests {
         let config = GameConfig {
             npcs: 10,
             seed: 3,
+            path_budget: 20_000,
             spawn_point: None,
             max_clients: 1_000,
             view: ViewRange {

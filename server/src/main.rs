@@ -55,6 +55,9 @@ struct RunArgs {
     /// Seed of the spawn generator and the world [default: 1].
     #[arg(long, value_name = "K", env = "MMO_SEED")]
     seed: Option<u64>,
+    /// Path search node expansions the world may spend per tick [default: 20000].
+    #[arg(long, value_name = "NODES", env = "MMO_PATH_BUDGET")]
+    path_budget: Option<u32>,
     /// Log format [default: human].
     #[arg(long, value_enum, env = "MMO_LOG_FORMAT")]
     log_format: Option<LogFormat>,
@@ -164,6 +167,7 @@ fn config_of(args: RunArgs) -> Result<Config> {
         max_clients,
         max_clients_per_ip,
         seed,
+        path_budget,
         log_format
     );
     if args.map.is_some() {

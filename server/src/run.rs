@@ -170,6 +170,7 @@ pub async fn start(config: Config) -> Result<Running> {
         GameConfig {
             npcs: config.npcs,
             seed: config.seed,
+            path_budget: config.path_budget,
             spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
             max_clients: config.max_clients,
             view,
