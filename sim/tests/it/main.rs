@@ -56,3 +56,14 @@ pub fn npc(x: f32, y: f32, radius: f32, brain: Brain) -> Input {
         brain,
     }
 }
+
+/// A spawn input for a player character of radius 0.4 m (players have no brain).
+pub fn player(x: f32, y: f32, speed_mps: f32) -> Input {
+    Input::Spawn {
+        kind: Kind::Player,
+        pos: Vec2::new(x, y),
+        radius_m: 0.4,
+        speed_mps,
+        brain: Brain::Idle,
+    }
+}

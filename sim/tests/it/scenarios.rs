@@ -2,7 +2,7 @@
 
 use sim::{Brain, EntityId, Input, Kind, Motion, Vec2, World, WorldConfig};
 
-use crate::{grid_mesh, npc, polygon_mesh};
+use crate::{grid_mesh, npc, player, polygon_mesh};
 
 /// A corridor 20 m long and 3 m wide.
 const CORRIDOR: &str = r#"{"regions": [{"outer": [[0, 0], [20, 0], [20, 3], [0, 3]]}]}"#;
@@ -224,13 +224,7 @@ fn gather_around_players_ends_without_overlap_or_wall_contact() {
         (45.0, 45.0),
     ]
     .iter()
-    .map(|&(x, y)| Input::Spawn {
-        kind: Kind::Player,
-        pos: Vec2::new(x, y),
-        radius_m: 0.4,
-        speed_mps: 1.5,
-        brain: Brain::Idle,
-    })
+    .map(|&(x, y)| player(x, y, 1.5))
     .collect();
     let player_ids = world.step(&players).spawned;
     let npcs: Vec<Input> = (0..300)
@@ -328,13 +322,7 @@ fn soak_wandering_crowd_on_a_real_map() {
 #[test]
 fn player_walking_in_a_direction_stops_at_the_wall() {
     let mut world = World::new(WorldConfig::default(), polygon_mesh(CORRIDOR), 2);
-    let out = world.step(&[Input::Spawn {
-        kind: Kind::Player,
-        pos: Vec2::new(15.0, 1.5),
-        radius_m: 0.4,
-        speed_mps: 2.0,
-        brain: Brain::Idle,
-    }]);
+    let out = world.step(&[player(15.0, 1.5, 2.0)]);
     let id = out.spawned[0];
     world.step(&[Input::MoveInDirection(id, Vec2::new(1.0, 0.2))]);
     for _ in 0..200 {
@@ -378,13 +366,7 @@ fn a_goal_in_a_corner_ends_where_the_body_can_stand() {
     // A click 0.1 m from the corridor's far corner: a disc of radius 0.4 cannot get its
     // centre within the arrive distance of that point, so the path ends where it can stand.
     let mut world = World::new(WorldConfig::default(), polygon_mesh(CORRIDOR), 5);
-    let out = world.step(&[Input::Spawn {
-        kind: Kind::Player,
-        pos: Vec2::new(15.0, 1.5),
-        radius_m: 0.4,
-        speed_mps: 2.0,
-        brain: Brain::Idle,
-    }]);
+    let out = world.step(&[player(15.0, 1.5, 2.0)]);
     let id = out.spawned[0];
     let mut arrived_at = None;
     world.step(&[Input::MoveTo(id, Vec2::new(19.9, 2.9))]);
