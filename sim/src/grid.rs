@@ -129,10 +129,23 @@ impl BodyGrid {
         cy * self.cols + cx
     }
 
+    /// The cells `[x0, y0, x1, y1]` (inclusive) that overlap the box from `min` to `max`.
+    pub(crate) fn cells_between(&self, min: Vec2, max: Vec2) -> [usize; 4] {
+        let (x0, y0) = self.coords(min);
+        let (x1, y1) = self.coords(max);
+        [x0, y0, x1, y1]
+    }
+
     /// Calls `f` with every body whose cell overlaps the box around `p` of half-size
     /// `reach`, in ascending cell then body order (deterministic).
-    pub(crate) fn for_each_near(&self, p: Vec2, reach: f32, mut f: impl FnMut(usize)) {
-        let [x0, y0, x1, y1] = self.cell_box(p, reach);
+    pub(crate) fn for_each_near(&self, p: Vec2, reach: f32, f: impl FnMut(usize)) {
+        self.for_each_in(self.cell_box(p, reach), f);
+    }
+
+    /// Calls `f` with every body in the cells `cells` (inclusive `[x0, y0, x1, y1]`), in
+    /// ascending cell then body order (deterministic).
+    pub(crate) fn for_each_in(&self, cells: [usize; 4], mut f: impl FnMut(usize)) {
+        let [x0, y0, x1, y1] = cells;
         for cy in y0..=y1 {
             let row = cy * self.cols;
             let (from, to) = (

@@ -114,6 +114,10 @@ pub struct WorldConfig {
     pub repulsion_speed_mps: f32,
     /// Distance at which a path corner (or the goal) counts as reached, metres.
     pub arrive_distance_m: f32,
+    /// Extra distance, beyond the body's radius, that path corners keep from the wall
+    /// corners they turn around where there is room, metres (project decision: see
+    /// `World::widen_corners`).
+    pub corner_margin_m: f32,
     /// A body with a goal that has not come closer to it for this long is stuck.
     pub stuck_after_secs: f32,
     /// Gather brains stop within this distance of their target's surface, metres.
@@ -132,6 +136,7 @@ impl Default for WorldConfig {
             circling_return_deg: 10.0,
             repulsion_speed_mps: 1.0,
             arrive_distance_m: 0.25,
+            corner_margin_m: 1.0,
             stuck_after_secs: 5.0,
             gather_distance_m: 1.0,
             doors: Vec::new(),

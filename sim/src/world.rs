@@ -32,6 +32,22 @@ pub const DT_SECS: f32 = 0.05;
 /// Overlap below this fraction of the radius is contact, not overlap (rounding).
 const OVERLAP_TOLERANCE: f32 = 1e-3;
 
+/// How many ticks in a row a body may wait for an oncoming body to pass on its right
+/// before it circles both ways (see [`World::decide`]).
+const KEEP_RIGHT_TICKS: u32 = 20;
+
+/// Keep right: how often each body looks ahead for oncoming bodies, in ticks.
+const LANE_EVERY: u64 = 4;
+/// Keep right: how far ahead a body looks, metres.
+const LANE_LOOKAHEAD_M: f32 = 3.0;
+/// Keep right: the free space wanted between passing bodies, metres.
+const LANE_GAP_M: f32 = 0.2;
+/// Keep right: the largest turn, degrees.
+const LANE_MAX_DEG: f32 = 40.0;
+
+/// The share of the corner margin a path keeps round a corner it turns right around.
+const RIGHT_TURN_MARGIN: f64 = 0.2;
+
 /// One body: a parry2d ball with a brain and a path.
 #[derive(Clone, Debug)]
 struct Body {
@@ -53,6 +69,9 @@ struct Body {
     heading: Option<Vec2>,
     /// Consecutive ticks this body has yielded right of way.
     yield_ticks: u32,
+    /// Keep-right deflection of the wanted heading, radians (negative: to the right), set
+    /// every few ticks by [`World::keep_lanes`].
+    lane: f32,
     motion: Motion,
     patrol_next: usize,
     best_goal_dist: f32,
@@ -441,6 +460,7 @@ impl World {
                     path_pending: false,
                     heading: None,
                     yield_ticks: 0,
+                    lane: 0.0,
                     motion: Motion::Idle,
                     patrol_next: 0,
                     best_goal_dist: f32::INFINITY,
@@ -689,6 +709,8 @@ impl World {
         if found && let Some(b) = self.get(id) {
             let radius = f64::from(b.ball.radius);
             self.end_where_standable(&mut corners, radius);
+            let margin = f64::from(self.config.corner_margin_m);
+            self.widen_corners(&mut corners, radius, margin);
         }
         let tick = self.tick.0;
 
@@ -762,8 +784,58 @@ impl World {
         points[n - 1] = p;
     }
 
+    /// Moves each turning point of a path `margin` farther from the wall corner it wraps
+    /// than the radius alone keeps it, where the walls leave room (project decision). The
+    /// shortest path for a disc touches every wall corner it turns around, so every body
+    /// passing a corner, in both directions, aims at the same point against the wall and
+    /// opposing streams meet head-on there with the wall on one side; with the margin, the
+    /// space between the stream and the wall is free to step aside into. A point is moved
+    /// only if both segments to its neighbours stay in line of sight; otherwise it stays.
+    fn widen_corners(&mut self, points: &mut [Point], radius: f64, margin: f64) {
+        if margin <= 0.0 {
+            return;
+        }
+        for k in 1..points.len().saturating_sub(1) {
+            let turn = (points[k] - points[k - 1]).cross(points[k + 1] - points[k]);
+            let want = radius
+                + if turn > 0.0 {
+                    margin
+                } else {
+                    margin * RIGHT_TURN_MARGIN
+                };
+            let mut p = points[k];
+            for _ in 0..4 {
+                let Some(hit) = self.mesh.nearest_wall(p, want) else {
+                    break;
+                };
+                if hit.distance >= want * (1.0 - 1e-3) {
+                    break;
+                }
+                let away = p - hit.point;
+                let len = away.length();
+                if len <= 1e-9 {
+                    break;
+                }
+                p = p + away * ((want - hit.distance) / len);
+            }
+            if p == points[k] || self.mesh.clearance(p, radius) < radius {
+                continue;
+            }
+            let clear =
+                |a: Point, b: Point| matches!(self.mesh.raycast(a, b), Ok(navmesh::Raycast::Clear));
+            if clear(points[k - 1], p) && clear(p, points[k + 1]) {
+                points[k] = p;
+            }
+        }
+    }
+
     /// Phase 4: steering, the wanted velocity toward the next path corner.
     pub fn steer(&mut self) {
+        // The grid and the overlap flags are those of the last tick's end, unless an input
+        // added, removed or re-walled something since.
+        if !self.contacts_fresh {
+            self.survey(false);
+        }
         let arrive = self.config.arrive_distance_m;
         for slot in &mut self.slots {
             let Some(b) = slot.body.as_mut() else {
@@ -784,10 +856,14 @@ impl World {
             while b.corner < b.path.len() {
                 let last = b.corner + 1 == b.path.len();
                 let to = b.path[b.corner] - b.pos;
-                if last || to.length() > arrive {
+                if last
+                    || (to.length() > arrive
+                        && !turned_corner(&self.mesh, &b.path, b.corner, b.pos))
+                {
                     break;
                 }
                 b.corner += 1;
+                b.along = None;
             }
             let target = b.path.get(b.corner).copied().unwrap_or(goal);
             let to = target - b.pos;
@@ -800,6 +876,71 @@ impl World {
                 continue;
             }
             b.want = to / dist * b.speed.min(dist / DT_SECS);
+        }
+        self.keep_lanes();
+    }
+
+    /// Keep right (project decision), the steering half: every [`LANE_EVERY`] ticks each
+    /// body walking to a goal looks [`LANE_LOOKAHEAD_M`] ahead for bodies walking the other
+    /// way in its lane (closer sideways than two radii and a margin, or on its right), and
+    /// turns its wanted heading to the right just enough to let the nearest such body pass
+    /// on its left (at most [`LANE_MAX_DEG`]); the turn is kept until the next look. Bodies
+    /// walking the other way do the same, so opposing streams sort themselves into lanes
+    /// before they touch, instead of meeting head-on and leaving circling to untangle them.
+    fn keep_lanes(&mut self) {
+        let tick = self.tick.0;
+        let look = LANE_LOOKAHEAD_M;
+        let max_turn = LANE_MAX_DEG.to_radians();
+        for i in 0..self.slots.len() {
+            let Some(b) = self.slots[i].body.as_ref() else {
+                continue;
+            };
+            let speed = b.want.length();
+            if b.direction.is_some() || speed == 0.0 {
+                continue;
+            }
+            let (pos, r, d0) = (b.pos, b.ball.radius, b.want / speed);
+            let mut lane = b.lane;
+            if (i as u64 + tick).is_multiple_of(LANE_EVERY) {
+                lane = 0.0;
+                let left = d0.perp();
+                let slots = &self.slots;
+                // The cells of the strip ahead: `look` long, `clear` wide on each side.
+                let pad = r + self.max_radius + LANE_GAP_M;
+                let end = pos + d0 * look;
+                let cells = self.grid.cells_between(
+                    pos.min(end) - Vec2::new(pad, pad),
+                    pos.max(end) + Vec2::new(pad, pad),
+                );
+                self.grid.for_each_in(cells, |j| {
+                    if j == i {
+                        return;
+                    }
+                    let Some(o) = slots[j].body.as_ref() else {
+                        return;
+                    };
+                    let rel = o.pos - pos;
+                    let ahead = rel.dot(d0);
+                    if ahead <= 0.0 || ahead > look || o.want.dot(d0) >= -0.3 * o.want.length() {
+                        return;
+                    }
+                    let clear = r + o.ball.radius + LANE_GAP_M;
+                    let side = rel.dot(left);
+                    if side >= clear || side <= -clear {
+                        return;
+                    }
+                    // Turn right until the other is `clear` to the left of the new heading.
+                    let turn = -((clear - side) / ahead).atan().min(max_turn);
+                    lane = lane.min(turn);
+                });
+            }
+            if let Some(b) = self.slots[i].body.as_mut() {
+                b.lane = lane;
+                if lane != 0.0 {
+                    let (s, c) = lane.sin_cos();
+                    b.want = rotate_by(b.want, s, c);
+                }
+            }
         }
     }
 
@@ -1166,143 +1307,147 @@ impl World {
     /// free heading it waits this tick (project decision).
     pub fn circle(&mut self) {
         let step_deg = self.config.circling_step_deg.max(1.0);
-        let return_deg = self.config.circling_return_deg;
         // The deflections `a = step, 2 step, … <= 180°` (accumulated as the search always
         // did) with their sines and cosines, computed once a tick instead of per candidate.
-        let mut fan = std::mem::take(&mut self.fan);
-        fan.clear();
+        self.fan.clear();
         let mut a = step_deg;
         while a <= 180.0 {
-            fan.push((a, (-a).to_radians().sin_cos(), a.to_radians().sin_cos()));
+            self.fan
+                .push((a, (-a).to_radians().sin_cos(), a.to_radians().sin_cos()));
             a += step_deg;
         }
         for i in 0..self.slots.len() {
-            let Some(b) = self.slots[i].body.as_ref() else {
-                continue;
-            };
-            if b.overlapping {
-                continue;
+            self.decide(i);
+        }
+    }
+
+    /// Decides body `i`'s move for this tick (see [`World::circle`]).
+    fn decide(&mut self, i: usize) {
+        let return_deg = self.config.circling_return_deg;
+        let Some(b) = self.slots[i].body.as_ref() else {
+            return;
+        };
+        if b.overlapping {
+            return;
+        }
+        let (pos, want, heading) = (b.pos, b.want, b.heading);
+        // Project decision: a body walking in a direction (a player holding a key)
+        // slides along what blocks it, at most 90° off its direction, and never turns
+        // back; circling around to the far side is for bodies walking to a goal.
+        let steered = b.direction.is_some();
+        let max_angle = if steered { 90.0 } else { 180.0 };
+        let heading = if steered { None } else { heading };
+        let speed = want.length();
+        if speed == 0.0 {
+            if let Some(b) = self.slots[i].body.as_mut() {
+                b.next_pos = pos;
+                b.motion = if b.path_pending {
+                    Motion::WaitingForPath
+                } else {
+                    Motion::Idle
+                };
             }
-            let (pos, want, heading) = (b.pos, b.want, b.heading);
-            // Project decision: a body walking in a direction (a player holding a key)
-            // slides along what blocks it, at most 90° off its direction, and never turns
-            // back; circling around to the far side is for bodies walking to a goal.
-            let steered = b.direction.is_some();
-            let max_angle = if steered { 90.0 } else { 180.0 };
-            let heading = if steered { None } else { heading };
-            let speed = want.length();
-            if speed == 0.0 {
-                if let Some(b) = self.slots[i].body.as_mut() {
-                    b.next_pos = pos;
-                    b.motion = if b.path_pending {
-                        Motion::WaitingForPath
-                    } else {
-                        Motion::Idle
-                    };
-                }
-                continue;
-            }
-            let d0 = want / speed;
-            let step = speed * DT_SECS;
-            let mut replan = false;
-            // Right of way (project decision): two bodies walking into each other would
-            // both circle and dance; the one with the higher id yields by standing still for
-            // up to a second while the other circles around it.
-            let radius = b.ball.radius;
-            let ahead = (!steered).then_some(pos + d0 * step);
-            let blocker = self.gather_surroundings(i, pos, radius, step, ahead);
-            let yielding = !steered && {
-                blocker.is_some_and(|j| {
-                    j < i
-                        && self.slots[j]
-                            .body
-                            .as_ref()
-                            .is_some_and(|o| o.want.dot(pos - o.pos) > 0.0)
-                }) && self.slots[i]
+            return;
+        }
+        let d0 = want / speed;
+        let step = speed * DT_SECS;
+        let mut replan = false;
+        let radius = b.ball.radius;
+        let ahead = pos + d0 * step;
+        let blocker = self.gather_surroundings(i, pos, radius, step, (!steered).then_some(ahead));
+        // Keep right (project decision): when the body in the way walks toward this one,
+        // both step aside to their own right, as people do, and pass. A body that cannot
+        // (a wall or others on its right) waits where it is rather than swerving left into
+        // the other's way, for up to a second; then it circles both ways as PAPER §2.2 says.
+        // Without this, a body with a wall on its right swerves left, where the oncoming one
+        // steps too, and opposing streams along one wall jam.
+        let oncoming = !steered
+            && blocker.is_some_and(|j| {
+                self.slots[j]
                     .body
                     .as_ref()
-                    .is_some_and(|b| b.yield_ticks < 20)
-            };
-            if yielding {
-                if let Some(b) = self.slots[i].body.as_mut() {
-                    b.yield_ticks += 1;
-                    b.next_pos = pos;
-                    b.motion = Motion::Circling;
-                }
-                continue;
-            }
-            if let Some(b) = self.slots[i].body.as_mut() {
-                b.yield_ticks = 0;
-            }
-            let chosen = if self.is_free(radius, pos + d0 * step) {
-                replan = heading.is_some();
-                Some((d0, false))
+                    .is_some_and(|o| o.want.dot(pos - o.pos) > 0.0 && o.want.dot(d0) < 0.0)
+            })
+            && self.slots[i]
+                .body
+                .as_ref()
+                .is_some_and(|b| b.yield_ticks < KEEP_RIGHT_TICKS);
+        let chosen = if self.is_free(radius, ahead) {
+            replan = heading.is_some();
+            Some((d0, false))
+        } else {
+            let d = heading.map_or(d0, |d| turn_toward(d, d0, return_deg));
+            if heading.is_some() && self.is_free(radius, pos + d * step) {
+                Some((d, true))
             } else {
-                let d = heading.map_or(d0, |d| turn_toward(d, d0, return_deg));
-                if heading.is_some() && self.is_free(radius, pos + d * step) {
-                    Some((d, true))
-                } else {
-                    let mut found = None;
-                    'search: for &(a, minus, plus) in &fan {
-                        if a > max_angle {
-                            break;
-                        }
-                        for (s, c) in [minus, plus] {
-                            let cand = rotate_by(d, s, c);
-                            if self.is_free(radius, pos + cand * step) {
-                                found = Some((cand, true));
-                                break 'search;
-                            }
+                let (max_angle, sides) = if oncoming { (90.0, 1) } else { (max_angle, 2) };
+                let mut found = None;
+                'search: for k in 0..self.fan.len() {
+                    let (a, minus, plus) = self.fan[k];
+                    if a > max_angle {
+                        break;
+                    }
+                    for &(s, c) in [minus, plus].iter().take(sides) {
+                        let cand = rotate_by(d, s, c);
+                        if self.is_free(radius, pos + cand * step) {
+                            found = Some((cand, true));
+                            break 'search;
                         }
                     }
-                    found
                 }
-            };
-            let tick = self.tick.0;
-            let id = self.id_of(i);
-            let Some(b) = self.slots[i].body.as_mut() else {
-                continue;
-            };
-            match chosen {
-                Some((dir, circling)) => {
-                    b.next_pos = pos + dir * step;
-                    b.heading = circling.then_some(dir);
-                    b.motion = if circling {
-                        Motion::Circling
-                    } else {
-                        Motion::Moving
-                    };
-                }
-                None => {
-                    // Every heading collides: wait, still circling.
-                    b.next_pos = pos;
-                    b.heading = Some(heading.unwrap_or(d0));
-                    b.motion = Motion::Circling;
-                }
+                found
             }
-            self.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
-            self.grid.set_disc(i, self.next_discs[i]);
-            // Leaving the circling state: recompute the static path (PAPER §2.2 step 6).
-            // Project decision: only when circling took the body out of sight of its next
-            // corner; otherwise the path it has is still the shortest way on, and replanning
-            // every body that ever circled would flood the path queue in a crowd.
-            let corner = b.path.get(b.corner).copied();
-            if replan
-                && let Some(goal) = b.goal
-                && !b.path_pending
-                && !corner.is_some_and(|c| {
-                    matches!(
-                        self.mesh.raycast(to_point(pos), to_point(c)),
-                        Ok(navmesh::Raycast::Clear)
-                    )
-                })
-            {
-                set_goal(b, goal, tick);
-                b.path_pending = true;
-                self.queue.push_back((id, tick));
+        };
+        if let Some(b) = self.slots[i].body.as_mut() {
+            b.yield_ticks = if oncoming && chosen.is_none() {
+                b.yield_ticks + 1
+            } else {
+                0
+            };
+        }
+        let tick = self.tick.0;
+        let id = self.id_of(i);
+        let Some(b) = self.slots[i].body.as_mut() else {
+            return;
+        };
+        match chosen {
+            Some((dir, circling)) => {
+                b.next_pos = pos + dir * step;
+                b.heading = circling.then_some(dir);
+                b.motion = if circling {
+                    Motion::Circling
+                } else {
+                    Motion::Moving
+                };
+            }
+            None => {
+                // Every heading collides: wait, still circling.
+                b.next_pos = pos;
+                b.heading = Some(heading.unwrap_or(d0));
+                b.motion = Motion::Circling;
             }
         }
-        self.fan = fan;
+        self.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
+        self.grid.set_disc(i, self.next_discs[i]);
+        // Leaving the circling state: recompute the static path (PAPER §2.2 step 6).
+        // Project decision: only when circling took the body out of sight of its next
+        // corner; otherwise the path it has is still the shortest way on, and replanning
+        // every body that ever circled would flood the path queue in a crowd.
+        let corner = b.path.get(b.corner).copied();
+        if replan
+            && let Some(goal) = b.goal
+            && !b.path_pending
+            && !corner.is_some_and(|c| {
+                matches!(
+                    self.mesh.raycast(to_point(pos), to_point(c)),
+                    Ok(navmesh::Raycast::Clear)
+                )
+            })
+        {
+            set_goal(b, goal, tick);
+            b.path_pending = true;
+            self.queue.push_back((id, tick));
+        }
     }
 
     /// Phase 7: PAPER §3.2 repulsion. A body overlapping others or walls moves at a fixed
@@ -1476,6 +1621,34 @@ fn points_len(brain: &Brain) -> usize {
         Brain::Patrol(p) => p.len().max(1),
         _ => 1,
     }
+}
+
+/// Whether a body at `pos` has come round corner `k` of `path` (not the last): it stands
+/// on the far side of the line through the corner and the next one from where the path
+/// came, and sees the next corner. A body pushed wide of its path by a crowd passes the
+/// corner there, instead of having to reach the corner point itself, which every path
+/// round that wall corner shares and a crowd can keep occupied.
+fn turned_corner(mesh: &NavMesh, path: &[Vec2], k: usize, pos: Vec2) -> bool {
+    let (Some(&prev), Some(&c), Some(&next)) = (
+        k.checked_sub(1).and_then(|p| path.get(p)),
+        path.get(k),
+        path.get(k + 1),
+    ) else {
+        return false;
+    };
+    let (u, v) = (c - prev, next - c);
+    let turn = u.perp_dot(v);
+    let side = v.perp_dot(pos - c);
+    let beyond = if turn.abs() <= 1e-6 * u.length() * v.length() {
+        v.dot(pos - c) >= 0.0
+    } else {
+        side * turn <= 0.0
+    };
+    beyond
+        && matches!(
+            mesh.raycast(to_point(pos), to_point(next)),
+            Ok(navmesh::Raycast::Clear)
+        )
 }
 
 /// Length of the rest of a path: from `pos` to corner `next`, then along the corners.
