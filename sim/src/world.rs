@@ -37,13 +37,16 @@ const OVERLAP_TOLERANCE: f32 = 1e-3;
 const KEEP_RIGHT_TICKS: u32 = 20;
 
 /// Keep right: how often each body looks ahead for oncoming bodies, in ticks.
-const LANE_EVERY: u64 = 4;
+const LANE_EVERY: u64 = 8;
 /// Keep right: how far ahead a body looks, metres.
 const LANE_LOOKAHEAD_M: f32 = 3.0;
 /// Keep right: the free space wanted between passing bodies, metres.
 const LANE_GAP_M: f32 = 0.2;
 /// Keep right: the largest turn, degrees.
 const LANE_MAX_DEG: f32 = 40.0;
+
+/// A corner can be passed from the side (see `turned_corner`) within this distance of it.
+const TURN_REACH_M: f32 = 4.0;
 
 /// The share of the corner margin a path keeps round a corner it turns right around.
 const RIGHT_TURN_MARGIN: f64 = 0.2;
@@ -912,27 +915,31 @@ impl World {
                     pos.min(end) - Vec2::new(pad, pad),
                     pos.max(end) + Vec2::new(pad, pad),
                 );
-                self.grid.for_each_in(cells, |j| {
-                    if j == i {
-                        return;
-                    }
-                    let Some(o) = slots[j].body.as_ref() else {
-                        return;
-                    };
-                    let rel = o.pos - pos;
-                    let ahead = rel.dot(d0);
-                    if ahead <= 0.0 || ahead > look || o.want.dot(d0) >= -0.3 * o.want.length() {
-                        return;
-                    }
-                    let clear = r + o.ball.radius + LANE_GAP_M;
-                    let side = rel.dot(left);
-                    if side >= clear || side <= -clear {
-                        return;
-                    }
-                    // Turn right until the other is `clear` to the left of the new heading.
-                    let turn = -((clear - side) / ahead).atan().min(max_turn);
-                    lane = lane.min(turn);
-                });
+                self.grid
+                    .for_each_disc_in(cells, |j, [x, y, r_other], _, _| {
+                        if j == i || r_other < 0.0 {
+                            return;
+                        }
+                        let rel = Vec2::new(x, y) - pos;
+                        let ahead = rel.dot(d0);
+                        if ahead <= 0.0 || ahead > look {
+                            return;
+                        }
+                        let clear = r + r_other + LANE_GAP_M;
+                        let side = rel.dot(left);
+                        if side >= clear || side <= -clear {
+                            return;
+                        }
+                        let Some(o) = slots[j].body.as_ref() else {
+                            return;
+                        };
+                        if o.want.dot(d0) >= -0.3 * o.want.length() {
+                            return;
+                        }
+                        // Turn right until the other is `clear` to the left of the new heading.
+                        let turn = -((clear - side) / ahead).atan().min(max_turn);
+                        lane = lane.min(turn);
+                    });
             }
             if let Some(b) = self.slots[i].body.as_mut() {
                 b.lane = lane;
@@ -965,9 +972,8 @@ impl World {
                 .as_ref()
                 .map_or([0.0, 0.0, -1.0], |b| [b.pos.x, b.pos.y, b.ball.radius])
         }));
-        for (i, &disc) in self.next_discs.iter().enumerate() {
-            self.grid.set_disc(i, disc);
-        }
+        // The grid's discs are the current positions (set by the survey), which is where
+        // the circling phase starts from.
     }
 
     /// Rebuilds the broad phase on the current positions and classifies every body: its
@@ -996,6 +1002,9 @@ impl World {
                 .as_ref()
                 .map_or([0.0, 0.0, -1.0], |b| [b.pos.x, b.pos.y, b.ball.radius])
         }));
+        for (i, &disc) in self.survey_discs.iter().enumerate() {
+            self.grid.set_disc(i, disc);
+        }
         // Each body's deepest overlap with another. The cells are at least twice the
         // largest radius wide, so overlapping bodies share a cell or neighbouring ones, and
         // the grid hands each such pair over once; the overlap is symmetric, and a maximum
@@ -1645,6 +1654,7 @@ fn turned_corner(mesh: &NavMesh, path: &[Vec2], k: usize, pos: Vec2) -> bool {
         side * turn <= 0.0
     };
     beyond
+        && (pos - c).length_squared() <= TURN_REACH_M * TURN_REACH_M
         && matches!(
             mesh.raycast(to_point(pos), to_point(next)),
             Ok(navmesh::Raycast::Clear)
