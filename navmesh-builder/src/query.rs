@@ -70,7 +70,9 @@ pub(crate) fn run(args: &QueryArgs) -> Result<()> {
         )),
         None => None,
     };
+    let clock = Instant::now();
     let (mesh, origin) = load_or_build(&args.mesh)?;
+    let load = clock.elapsed();
     warn_on_mismatch(&mesh, &scenarios);
 
     let mut query = NavMeshQuery::new();
@@ -105,6 +107,13 @@ pub(crate) fn run(args: &QueryArgs) -> Result<()> {
             "points as written"
         },
         args.radius
+    );
+    let (corners, edges, table_bytes) = mesh.corner_graph_size();
+    println!(
+        "mesh load    {:.1} ms; corner graph {corners} corners, {edges} taut edges, \
+         {:.1} MiB of distance tables",
+        load.as_secs_f64() * 1e3,
+        table_bytes as f64 / (1024.0 * 1024.0)
     );
     print!("{}", summary(&outcomes));
     println!(

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::bridges::Bridges;
+use crate::corners::Corners;
 use crate::geom::{Aabb, Point, orient};
 use crate::landmarks::{LANDMARK_COUNT, Landmarks};
 use crate::locate::TriangleLocator;
@@ -212,6 +213,8 @@ pub struct NavMesh {
     landmarks: Landmarks,
     /// Derived: the bridge tree, to skip cul-de-sacs (see [`crate::bridges`]).
     bridges: Bridges,
+    /// Derived: the corner graph and its distance tables (see [`crate::corners`]).
+    corners: Corners,
     /// Derived: half the largest width anywhere, the largest radius any corridor admits.
     max_radius: f64,
     /// Derived: the walls in a uniform grid, for nearest-wall and box queries.
@@ -348,6 +351,7 @@ impl NavMesh {
             fan_walls: Vec::new(),
             landmarks: Landmarks::default(),
             bridges: Bridges::default(),
+            corners: Corners::default(),
             max_radius: 0.0,
             wall_grid,
         };
@@ -356,6 +360,7 @@ impl NavMesh {
         mesh.fan_walls = crate::width::fan_walls(&mesh);
         mesh.landmarks = Landmarks::compute(&mesh, LANDMARK_COUNT);
         mesh.bridges = Bridges::compute(&mesh);
+        mesh.corners = Corners::compute(&mesh);
         mesh.max_radius = mesh.widths.iter().flatten().fold(0.0f64, |m, &w| m.max(w)) / 2.0;
         mesh
     }
@@ -388,6 +393,21 @@ impl NavMesh {
     /// The bridge tree the path search prunes cul-de-sacs with.
     pub(crate) fn bridges(&self) -> &Bridges {
         &self.bridges
+    }
+
+    /// The corner graph point-agent queries use (see [`crate::corners`]).
+    pub(crate) fn corners(&self) -> &Corners {
+        &self.corners
+    }
+
+    /// The corner graph's size: corners, taut visibility edges (each direction counted)
+    /// and bytes of distance tables.
+    pub fn corner_graph_size(&self) -> (usize, usize, usize) {
+        (
+            self.corners.count(),
+            self.corners.edge_count(),
+            self.corners.table_bytes(),
+        )
     }
 
     /// The landmark distances the path search's heuristic uses.

@@ -66,6 +66,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::corners::Sweep;
 use crate::geom::{Point, orient};
 use crate::landmarks::{Active, Landmarks};
 use crate::mesh::{NavMesh, TriId, VertId};
@@ -166,6 +167,11 @@ pub struct NavMeshQuery {
     /// Successors of the node being expanded (indices into `nodes`), before they go on
     /// the open list.
     pending: Vec<u32>,
+    /// Visibility sweeps of point-agent queries on the corner graph, and the corners they
+    /// saw from the start and from the goal (with distances).
+    sweep: Sweep,
+    seen_start: Vec<(u32, f64)>,
+    seen_goal: Vec<(u32, f64)>,
 }
 
 impl NavMeshQuery {
@@ -434,6 +440,9 @@ impl NavMeshQuery {
             self.state = Search::Failed(FailKind::Unreachable);
             return Err(PathError::Unreachable);
         }
+        if radius == 0.0 && self.corner_query(mesh, start, goal) {
+            return Ok(());
+        }
         self.next_stamp(mesh);
         let landmarks = mesh.landmarks();
         landmarks.point_bounds(mesh, goal, &self.goal_tris, &mut self.goal_bounds);
@@ -464,6 +473,103 @@ impl NavMeshQuery {
         self.state = Search::Running { goal, radius };
         self.seed(mesh, start, goal, radius);
         Ok(())
+    }
+
+    /// A point-agent query answered through the corner graph (see [`crate::corners`]):
+    /// straight when the start sees the goal, otherwise the best pair of a corner seen from
+    /// the start and one seen from the goal, joined through the distance table. Leaves the
+    /// search `Found` and returns true, or returns false (nothing changed) when the island
+    /// has no table.
+    fn corner_query(&mut self, mesh: &NavMesh, start: Point, goal: Point) -> bool {
+        let corners = mesh.corners();
+        let island = mesh.island(self.start_tris[0]).0;
+        if !corners.has_table(island) {
+            return false;
+        }
+        let found = |root| Search::Found {
+            goal,
+            radius: 0.0,
+            root,
+        };
+        let start_root = Root {
+            point: start,
+            vertex: NO_VERTEX,
+            key: NO_KEY,
+            parent: NO_ROOT,
+            alt: 0.0,
+        };
+        let same_triangle = self.start_tris.iter().any(|t| self.goal_tris.contains(t));
+        let visible = same_triangle
+            || self.sweep.run(
+                mesh,
+                corners,
+                start,
+                &self.start_tris,
+                Some((goal, &self.goal_tris)),
+                &mut self.seen_start,
+            );
+        self.stats.expanded += self.sweep.expanded;
+        if visible {
+            self.roots.push(start_root);
+            self.state = found(0);
+            return true;
+        }
+        self.sweep.run(
+            mesh,
+            corners,
+            goal,
+            &self.goal_tris,
+            None,
+            &mut self.seen_goal,
+        );
+        self.stats.expanded += self.sweep.expanded;
+        // The best pair. A pair can only win if its straight-line bound beats the best so
+        // far; the table is read only then.
+        let mut best = f64::INFINITY;
+        let mut pair = None;
+        for &(a, to_a) in &self.seen_start {
+            let pa = corners.point(a);
+            if to_a + pa.distance(goal) >= best {
+                continue;
+            }
+            let row = corners.row(a);
+            for &(b, to_b) in &self.seen_goal {
+                let d = to_a + row[corners.local(b)] + to_b;
+                if d < best {
+                    best = d;
+                    pair = Some((a, b));
+                }
+            }
+        }
+        let Some((a, b)) = pair else {
+            return false;
+        };
+        self.roots.push(start_root);
+        let mut at = a;
+        let mut steps = 0;
+        loop {
+            self.roots.push(Root {
+                point: corners.point(at),
+                vertex: NO_VERTEX,
+                key: NO_KEY,
+                parent: self.roots.len() as u32 - 1,
+                alt: 0.0,
+            });
+            if at == b {
+                break;
+            }
+            steps += 1;
+            match corners.next_hop(at, b) {
+                Some(next) if steps <= corners.count() => at = next,
+                _ => {
+                    // The table and the edges disagree (cannot happen on a planar mesh).
+                    self.roots.clear();
+                    return false;
+                }
+            }
+        }
+        self.state = found(self.roots.len() as u32 - 1);
+        true
     }
 
     /// A fresh stamp for the per-vertex arrays, sizing them for this mesh.
