@@ -47,8 +47,9 @@ use crate::raycast::orient_sign;
 pub(crate) const NO_CORNER: u32 = u32::MAX;
 
 /// The largest island, in corners, that gets a distance table: the table takes
-/// `8 n²` bytes (32 MiB at this size) and `n` Dijkstra runs to fill.
-pub(crate) const MAX_TABLE_CORNERS: usize = 2600;
+/// `8 n²` bytes (at most 48 MiB) and `n` Dijkstra runs to fill (brc202d's 2,138 corners:
+/// 35 MiB, about 0.8 s).
+pub(crate) const MAX_TABLE_CORNERS: usize = 2500;
 
 /// One island's distance table: rows of `n` distances from `base` in [`Corners::dist`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -177,38 +178,79 @@ impl Corners {
         }
         let mut heap = BinaryHeap::new();
         for (table, members) in corners.tables.clone().iter().zip(&members) {
+            let mut pred = vec![NO_CORNER; table.n];
             for &source in members {
                 let row = table.base + corners.local[source as usize] as usize * table.n;
-                corners.dijkstra(source, row, &mut heap);
+                corners.dijkstra(source, row, &mut heap, &mut pred);
             }
         }
         corners
     }
 
-    /// Fills the table row at `row` with distances from corner `source`.
-    fn dijkstra(&mut self, source: u32, row: usize, heap: &mut BinaryHeap<Entry>) {
+    /// Fills the table row at `row` with distances from corner `source`. `pred` is scratch
+    /// (one entry per corner of the island): the corner each one was reached from.
+    ///
+    /// A corner is left only along edges that make a taut turn there (the path wraps the
+    /// corner's walls on the inside of the bend). That loses nothing: if a shortest path
+    /// to `c` arrives from `p` and `p c d` is not taut, the bend at `c` can be cut, so
+    /// `d` is strictly closer than through `c`, whichever shortest path to `c` is taken.
+    fn dijkstra(
+        &mut self,
+        source: u32,
+        row: usize,
+        heap: &mut BinaryHeap<Entry>,
+        pred: &mut [u32],
+    ) {
         heap.clear();
         self.dist[row + self.local[source as usize] as usize] = 0.0;
+        pred[self.local[source as usize] as usize] = NO_CORNER;
         heap.push(Entry {
             d: 0.0,
             corner: source,
         });
         while let Some(Entry { d, corner }) = heap.pop() {
-            if d > self.dist[row + self.local[corner as usize] as usize] {
+            let here = self.local[corner as usize] as usize;
+            if d > self.dist[row + here] {
                 continue;
             }
             let c = corner as usize;
             let (from, to) = (self.edge_start[c] as usize, self.edge_start[c + 1] as usize);
-            for &(next, len) in &self.edges[from..to] {
-                let slot = row + self.local[next as usize] as usize;
-                let nd = d + len;
-                if nd < self.dist[slot] {
-                    self.dist[slot] = nd;
-                    heap.push(Entry {
-                        d: nd,
-                        corner: next,
-                    });
+            let at = self.point[c];
+            let [wa, wb] = self.walls[c];
+            // The side of the incoming segment's line the walls are on (0: no incoming
+            // segment yet, every edge is allowed).
+            let side = match pred[here] {
+                NO_CORNER => 0,
+                p => {
+                    let p = self.point[p as usize];
+                    let s = orient_sign(p, at, wa);
+                    if s != 0 { s } else { orient_sign(p, at, wb) }
                 }
+            };
+            for &(next, len) in &self.edges[from..to] {
+                let there = self.local[next as usize] as usize;
+                let nd = d + len;
+                if nd >= self.dist[row + there] {
+                    continue;
+                }
+                if side != 0 {
+                    // Taut: the walls stay on the incoming side of the outgoing line too,
+                    // and the path turns towards them (or goes straight on).
+                    let q = self.point[next as usize];
+                    let turn = {
+                        let p = self.point[pred[here] as usize];
+                        orient_sign(p, at, q)
+                    };
+                    if turn == -side {
+                        continue;
+                    }
+                }
+                self.dist[row + there] = nd;
+                pred[there] = corner;
+                heap.push(Entry {
+                    d: nd,
+                    corner: next,
+                });
             }
         }
     }
