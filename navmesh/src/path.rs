@@ -1,9 +1,10 @@
 //! Path queries: the shortest path between two points for a disc of a given radius.
 //!
 //! # Point agents: the corner graph
-//! For radius 0 on an island whose corner graph has a distance table (see
-//! [`crate::corners`]: every island of up to 2,500 convex wall corners, built on the first
-//! point query or by [`NavMesh::prepare_point_queries`]), no search runs. A visibility
+//! For radius 0 on an island whose corner graph has a distance table (see the `corners`
+//! module, `navmesh/src/corners.rs`: every island of up to 2,500 convex wall corners,
+//! built on the first point query or by [`NavMesh::prepare_point_queries`]), no search
+//! runs. A visibility
 //! sweep from the start finds the goal if it is in view (the path is then the straight
 //! segment) and otherwise the corners in view along taut segments; a second sweep does the
 //! same from the goal; the path is the best `|s a| + D(a, b) + |b g|` over those corners,
