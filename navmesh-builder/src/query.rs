@@ -70,7 +70,14 @@ pub(crate) fn run(args: &QueryArgs) -> Result<()> {
         )),
         None => None,
     };
+    let clock = Instant::now();
     let (mesh, origin) = load_or_build(&args.mesh)?;
+    let load = clock.elapsed();
+    let clock = Instant::now();
+    if args.radius == 0.0 {
+        mesh.prepare_point_queries();
+    }
+    let prepare = clock.elapsed();
     warn_on_mismatch(&mesh, &scenarios);
 
     let mut query = NavMeshQuery::new();
@@ -106,6 +113,16 @@ pub(crate) fn run(args: &QueryArgs) -> Result<()> {
         },
         args.radius
     );
+    println!("mesh load    {:.1} ms", load.as_secs_f64() * 1e3);
+    if args.radius == 0.0 {
+        let (corners, edges, table_bytes) = mesh.corner_graph_size();
+        println!(
+            "corners      {corners} corners, {edges} taut edges, {:.1} MiB of distance \
+             tables, built in {:.1} ms",
+            table_bytes as f64 / (1024.0 * 1024.0),
+            prepare.as_secs_f64() * 1e3
+        );
+    }
     print!("{}", summary(&outcomes));
     println!(
         "search       {:.0} nodes expanded per query{}",

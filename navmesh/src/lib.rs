@@ -14,6 +14,7 @@
 //! guarantees).
 
 mod bridges;
+mod corners;
 pub mod file;
 pub mod geom;
 mod landmarks;

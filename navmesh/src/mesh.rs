@@ -3,8 +3,10 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::OnceLock;
 
 use crate::bridges::Bridges;
+use crate::corners::Corners;
 use crate::geom::{Aabb, Point, orient};
 use crate::landmarks::{LANDMARK_COUNT, Landmarks};
 use crate::locate::TriangleLocator;
@@ -212,6 +214,9 @@ pub struct NavMesh {
     landmarks: Landmarks,
     /// Derived: the bridge tree, to skip cul-de-sacs (see [`crate::bridges`]).
     bridges: Bridges,
+    /// Derived on first use: the corner graph and its distance tables (see
+    /// [`crate::corners`]).
+    corners: LazyCorners,
     /// Derived: half the largest width anywhere, the largest radius any corridor admits.
     max_radius: f64,
     /// Derived: the walls in a uniform grid, for nearest-wall and box queries.
@@ -348,6 +353,7 @@ impl NavMesh {
             fan_walls: Vec::new(),
             landmarks: Landmarks::default(),
             bridges: Bridges::default(),
+            corners: LazyCorners::default(),
             max_radius: 0.0,
             wall_grid,
         };
@@ -388,6 +394,26 @@ impl NavMesh {
     /// The bridge tree the path search prunes cul-de-sacs with.
     pub(crate) fn bridges(&self) -> &Bridges {
         &self.bridges
+    }
+
+    /// The corner graph point-agent queries use (see [`crate::corners`]), built on first
+    /// use.
+    pub(crate) fn corners(&self) -> &Corners {
+        self.corners.0.get_or_init(|| Corners::compute(self))
+    }
+
+    /// Builds the corner graph that point-agent (radius 0) path queries use, if it is not
+    /// built yet. Queries build it on first use; call this at load time to keep that cost
+    /// (tenths of a second on a large map, see the README) out of the first query.
+    pub fn prepare_point_queries(&self) {
+        self.corners();
+    }
+
+    /// The corner graph's size (building it if needed): corners, taut visibility edges
+    /// (each direction counted) and bytes of distance tables.
+    pub fn corner_graph_size(&self) -> (usize, usize, usize) {
+        let corners = self.corners();
+        (corners.count(), corners.edge_count(), corners.table_bytes())
     }
 
     /// The landmark distances the path search's heuristic uses.
@@ -470,6 +496,17 @@ impl NavMesh {
     pub fn centroid(&self, tri: TriId) -> Point {
         let [a, b, c] = self.triangle_points(tri);
         Point::new((a.x + b.x + c.x) / 3.0, (a.y + b.y + c.y) / 3.0)
+    }
+}
+
+/// The lazily built corner graph. Derived data: two meshes with the same parts are equal
+/// whether or not either has built it.
+#[derive(Clone, Debug, Default)]
+struct LazyCorners(OnceLock<Corners>);
+
+impl PartialEq for LazyCorners {
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
 }
 

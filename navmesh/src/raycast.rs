@@ -449,6 +449,35 @@ pub(crate) fn orient_sign(a: Point, b: Point, c: Point) -> i8 {
     if -det > bound {
         return -1;
     }
+    // Exact without expansions when every coordinate is a multiple of 2^-16 below 2^30 in
+    // magnitude (grid maps: integers and halves) and the differences are below 1024: the
+    // differences are then exact, so are their products (below 2^52 units of 2^-32), and
+    // the float difference of two exact values has the exact sign.
+    const SCALE: f64 = 65536.0;
+    let on_grid = |v: f64| {
+        let s = v * SCALE;
+        s.abs() < (1u64 << 46) as f64 && (s as i64) as f64 == s
+    };
+    let small = |v: f64| v.abs() < 1024.0;
+    if on_grid(a.x)
+        && on_grid(a.y)
+        && on_grid(b.x)
+        && on_grid(b.y)
+        && on_grid(c.x)
+        && on_grid(c.y)
+        && small(b.x - a.x)
+        && small(b.y - a.y)
+        && small(c.x - a.x)
+        && small(c.y - a.y)
+    {
+        return if det > 0.0 {
+            1
+        } else if det < 0.0 {
+            -1
+        } else {
+            0
+        };
+    }
     // Exact: det = bx·cy − bx·ay − ax·cy − by·cx + by·ax + ay·cx (the ax·ay terms cancel),
     // each product split into an exact pair (high, low) with a fused multiply-add.
     let products = [
