@@ -46,6 +46,9 @@ impl World {
                         self.finish_request(id, goal);
                         continue;
                     }
+                    // A query the mesh answers at once (a point agent's on the corner
+                    // graph: its visibility sweeps) is charged what it expanded too.
+                    budget = budget.saturating_sub(self.query.stats().expanded);
                     self.searching = Some((id, goal, queued));
                     (id, goal, queued)
                 }

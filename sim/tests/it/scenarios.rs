@@ -312,9 +312,13 @@ fn soak_wandering_crowd_on_a_real_map() {
         longest_wait <= 60,
         "a path request waited {longest_wait} ticks (over 3 s)"
     );
-    // Not asserted yet (the world issue's open part): wanderers abandon far more goals
-    // than they reach here (jams where opposing streams meet at wall corners); the figures
-    // are printed above and recorded in the README.
+    // Flow: without crowding (100 NPCs) almost every wanderer reaches one goal in 120 s.
+    // Here the map's central junction is near capacity and jams there (see the README);
+    // this floor catches a regression of the crowd rules, not the target.
+    assert!(
+        arrivals >= 800,
+        "only {arrivals} arrivals of 2000 wanderers in 120 s"
+    );
     assert!(worst_p99 <= 0.01, "p99 overlap reached {worst_p99}");
     assert!(last.stuck <= 10, "{} of 2000 stuck at the end", last.stuck);
 }
