@@ -15,6 +15,7 @@
 
 mod bridges;
 mod corners;
+mod corridor;
 pub mod file;
 pub mod geom;
 mod landmarks;

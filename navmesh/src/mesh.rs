@@ -402,9 +402,10 @@ impl NavMesh {
         self.corners.0.get_or_init(|| Corners::compute(self))
     }
 
-    /// Builds the corner graph that point-agent (radius 0) path queries use, if it is not
-    /// built yet. Queries build it on first use; call this at load time to keep that cost
-    /// (tenths of a second on a large map, see the README) out of the first query.
+    /// Builds the corner graph that path queries use (for every radius, see
+    /// [`crate::path`]), if it is not built yet. Queries build it on first use; call this
+    /// at load time to keep that cost (tenths of a second on a large map, see the README)
+    /// out of the first query.
     pub fn prepare_point_queries(&self) {
         self.corners();
     }

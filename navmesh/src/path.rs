@@ -3,15 +3,16 @@
 //! # Point agents: the corner graph
 //! For radius 0 on an island whose corner graph has a distance table (see the `corners`
 //! module, `navmesh/src/corners.rs`: every island of up to 2,500 convex wall corners,
-//! built on the first point query or by [`NavMesh::prepare_point_queries`]), no search
+//! built on the first query or by [`NavMesh::prepare_point_queries`]), no search
 //! runs. A visibility
 //! sweep from the start finds the goal if it is in view (the path is then the straight
 //! segment) and otherwise the corners in view along taut segments; a second sweep does the
 //! same from the goal; the path is the best `|s a| + D(a, b) + |b g|` over those corners,
 //! with `D` read from the table, unrolled corner by corner through the graph's edges. This
 //! is exact: a shortest path bends only at convex corners, along taut segments. On larger
-//! islands (AcrosstheCape's main one), and for every radius above 0, the search below runs.
-//! [`SearchStats::expanded`] counts the sweeps' cones for a corner-graph query.
+//! islands (AcrosstheCape's main one) the search below runs; for a radius above 0, see
+//! "Agent radius". [`SearchStats::expanded`] counts the sweeps' cones for a corner-graph
+//! query, and [`SearchStats::corner_graph`] says the corner graph answered.
 //!
 //! # The search
 //! PAPER §1.3–§1.4 describe A\* over the triangle graph (the corridor) followed by the
@@ -63,8 +64,20 @@
 //! # Agent radius
 //! With radius `r > 0`, a triangle may only be crossed between two edges if its traversal
 //! width there ([`crate::width`]) is at least `2r`, so no path uses a passage narrower than
-//! the agent. The path is the shortest among such corridors for a point; then each corner is
-//! moved `r` away from the wall corner it turns around (along the bisector of the walls
+//! the agent. The path is the shortest among such corridors for a point. On an island with
+//! a corner-graph table the point query above runs first, and its path is checked against
+//! exactly that rule (`navmesh/src/corridor.rs`: every triangle the path crosses, going
+//! round the vertices it bends at or passes through as the search's funnels do, is wide
+//! enough where it is crossed; the triangles holding the start and the goal are entered or
+//! left by no edge and are not checked). If it passes, it is the shortest admissible path
+//! too, and no search runs; otherwise the search runs, as it does on islands without a
+//! table. On the shipped grid maps at radius 0.4 every scenario query passes; the tests
+//! compare both ways on random and scenario pairs at radii 0.4, 0.5 and 1.0 and find the
+//! same results.
+//!
+//! Then corners the path goes straight on at are dropped (the search keeps zero-angle
+//! bends at wall vertices it needed as roots, the corner graph does not), and each corner
+//! is moved `r` away from the wall corner it turns around (along the bisector of the walls
 //! meeting there, then out of any other wall still closer than `r`), so no corner is closer
 //! than `r` to a wall. A segment that still passes closer than `r / 2` to a wall corner gets
 //! an extra corner around it. The corners are then no longer exactly optimal for the disc
@@ -83,10 +96,11 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::corners::Sweep;
+use crate::corridor::Corridor;
 use crate::geom::{Point, orient};
 use crate::landmarks::{Active, Landmarks};
 use crate::mesh::{NavMesh, TriId, VertId};
-use crate::raycast::Raycast;
+use crate::raycast::{Raycast, orient_sign};
 
 /// A found path: its corners from start to goal, and its length.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -147,11 +161,13 @@ pub struct SearchStats {
     /// Radius paths returned as the point path because the offset path could not be made
     /// to clear every wall (see the module docs).
     pub radius_fallbacks: usize,
+    /// The path came from the corner graph, without a search (see the module docs).
+    pub corner_graph: bool,
 }
 
 /// A reusable path query: holds the search's scratch (open list, node pool) so that
 /// queries allocate nothing once warm. One per thread; the mesh is passed to each call.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct NavMeshQuery {
     stats: SearchStats,
     state: Search,
@@ -189,12 +205,63 @@ pub struct NavMeshQuery {
     sweep: Sweep,
     seen_start: Vec<(u32, f64)>,
     seen_goal: Vec<(u32, f64)>,
+    /// Scratch of the radius check of corner-graph paths.
+    corridor: Corridor,
+    /// False to answer every query by the search (see [`NavMeshQuery::set_corner_graph`]).
+    corner_graph: bool,
+}
+
+impl Default for NavMeshQuery {
+    fn default() -> NavMeshQuery {
+        NavMeshQuery {
+            stats: SearchStats::default(),
+            state: Search::default(),
+            nodes: Vec::new(),
+            roots: Vec::new(),
+            open: BinaryHeap::new(),
+            start_tris: Vec::new(),
+            goal_tris: Vec::new(),
+            turn_best: Vec::new(),
+            turn_stamp: Vec::new(),
+            edge_bound: Vec::new(),
+            edge_stamp: Vec::new(),
+            stamp: 0,
+            goal_bounds: Vec::new(),
+            start_bounds: Vec::new(),
+            active: Vec::new(),
+            flood: false,
+            flood_dist: Vec::new(),
+            wall_scratch: Vec::new(),
+            point_path: Vec::new(),
+            pending: Vec::new(),
+            sweep: Sweep::default(),
+            seen_start: Vec::new(),
+            seen_goal: Vec::new(),
+            corridor: Corridor::default(),
+            corner_graph: true,
+        }
+    }
 }
 
 impl NavMeshQuery {
     /// An empty query object.
     pub fn new() -> NavMeshQuery {
         NavMeshQuery::default()
+    }
+
+    /// With `false`, every later query runs the search, even where the corner graph could
+    /// answer: for tests that compare the two. Not part of the supported API.
+    /// The point path the last radius query's result was derived from, before its corners
+    /// were offset: for tests that tell equally long paths apart. Not part of the supported
+    /// API.
+    #[doc(hidden)]
+    pub fn last_point_path(&self) -> &[Point] {
+        &self.point_path
+    }
+
+    #[doc(hidden)]
+    pub fn set_corner_graph(&mut self, enabled: bool) {
+        self.corner_graph = enabled;
     }
 
     /// Counters of the last search.
@@ -457,7 +524,7 @@ impl NavMeshQuery {
             self.state = Search::Failed(FailKind::Unreachable);
             return Err(PathError::Unreachable);
         }
-        if radius == 0.0 && self.corner_query(mesh, start, goal) {
+        if self.corner_graph && self.corner_query(mesh, start, goal, radius) {
             return Ok(());
         }
         self.next_stamp(mesh);
@@ -492,22 +559,20 @@ impl NavMeshQuery {
         Ok(())
     }
 
-    /// A point-agent query answered through the corner graph (see [`crate::corners`]):
-    /// straight when the start sees the goal, otherwise the best pair of a corner seen from
-    /// the start and one seen from the goal, joined through the distance table. Leaves the
-    /// search `Found` and returns true, or returns false (nothing changed) when the island
-    /// has no table.
-    fn corner_query(&mut self, mesh: &NavMesh, start: Point, goal: Point) -> bool {
+    /// A query answered through the corner graph (see [`crate::corners`]): the shortest
+    /// point path is straight when the start sees the goal, otherwise through the best pair
+    /// of a corner seen from the start and one seen from the goal, joined through the
+    /// distance table. With a radius, that path is used only if the search's width rule
+    /// admits it ([`crate::corridor`]); it is then also the search's answer. Leaves the
+    /// search `Found` and returns true, or returns false (no roots kept) when the island has
+    /// no table or the path is not admissible.
+    fn corner_query(&mut self, mesh: &NavMesh, start: Point, goal: Point, radius: f64) -> bool {
         let corners = mesh.corners();
         let island = mesh.island(self.start_tris[0]).0;
         if !corners.has_table(island) {
             return false;
         }
-        let found = |root| Search::Found {
-            goal,
-            radius: 0.0,
-            root,
-        };
+        let found = |root| Search::Found { goal, radius, root };
         let start_root = Root {
             point: start,
             vertex: NO_VERTEX,
@@ -528,6 +593,9 @@ impl NavMeshQuery {
         self.stats.expanded += self.sweep.expanded;
         if visible {
             self.roots.push(start_root);
+            if !self.admits(mesh, goal, radius) {
+                return false;
+            }
             self.state = found(0);
             return true;
         }
@@ -585,8 +653,34 @@ impl NavMeshQuery {
                 }
             }
         }
+        if !self.admits(mesh, goal, radius) {
+            return false;
+        }
         self.state = found(self.roots.len() as u32 - 1);
         true
+    }
+
+    /// Whether the point path in `roots` (then the goal) is admissible for `radius` under
+    /// the search's width rule; if not, the roots are cleared for the search. Always true
+    /// for a point agent.
+    fn admits(&mut self, mesh: &NavMesh, goal: Point, radius: f64) -> bool {
+        if radius == 0.0 {
+            self.stats.corner_graph = true;
+            return true;
+        }
+        self.point_path.clear();
+        self.point_path
+            .extend(self.roots.iter().map(|root| root.point));
+        self.point_path.push(goal);
+        let admitted = self
+            .corridor
+            .admits(mesh, &self.point_path, &self.start_tris, radius);
+        if admitted {
+            self.stats.corner_graph = true;
+        } else {
+            self.roots.clear();
+        }
+        admitted
     }
 
     /// A fresh stamp for the per-vertex arrays, sizing them for this mesh.
@@ -742,6 +836,7 @@ impl NavMeshQuery {
                 out.reverse();
                 out.push(goal);
                 if radius > 0.0 {
+                    drop_straight_corners(out);
                     self.point_path.clear();
                     self.point_path.extend_from_slice(out);
                     offset_corners(mesh, out, radius, &mut self.wall_scratch);
@@ -1121,6 +1216,26 @@ fn triangles_containing(mesh: &NavMesh, p: Point, first: TriId, out: &mut Vec<Tr
         }
         i += 1;
     }
+}
+
+/// Removes the corners a path goes straight on at (exactly collinear with the corners
+/// before and after, the path not turning back). The search bends by a zero angle at wall
+/// vertices a segment grazes when it needs them as roots, the corner graph does not: the
+/// radius offsetting sees the same polyline either way, and grazed wall corners are handled
+/// by [`repair_clearance`].
+fn drop_straight_corners(points: &mut Vec<Point>) {
+    let mut kept = 1;
+    for i in 1..points.len() {
+        let (prev, here) = (points[kept - 1], points[i]);
+        let straight = points.get(i + 1).is_some_and(|&next| {
+            orient_sign(prev, here, next) == 0 && (here - prev).dot(next - here) > 0.0
+        });
+        if !straight {
+            points[kept] = here;
+            kept += 1;
+        }
+    }
+    points.truncate(kept.min(points.len()));
 }
 
 /// Moves every corner of a path (not its ends) `radius` away from the wall corner it

@@ -723,6 +723,142 @@ fn radius_clearance_town() {
     check_clearance("town.json", 0.3, 42);
 }
 
+/// With a radius, a query answers from the corner graph when the shortest point path is
+/// admissible under the search's width rule, and searches otherwise. Against the search
+/// alone (`set_corner_graph(false)`), on random same-island pairs (points of random
+/// triangles) and, on grid maps, every `step`-th scenario, for several radii: the same
+/// outcome and the same length.
+///
+/// Tolerances: when both derive their answer from the same point path, the offsetting is
+/// the same code on the same input and the lengths are bit-identical; `1e-9 * (1 + length)`
+/// only leaves room for nothing else. Two equally long point paths (a tie: mirror-image
+/// detours on symmetric maps, or corners collinear up to the rounding of their coordinates,
+/// where the exact corner graph bends by a hair and the search goes straight) are offset
+/// differently: such a pair counts as a tie, not a failure, when the two point paths'
+/// lengths agree within the same `1e-9 * (1 + length)` (different sums of the same
+/// distances round apart by about 1e-15; a genuinely different detour on these maps is
+/// longer by far more than 1e-9). Ties must stay rare.
+fn check_corner_graph_radius(name: &str, scenario_step: Option<usize>, seed: u64) {
+    const PAIRS: usize = 200;
+    let mesh = mesh(name);
+    mesh.prepare_point_queries();
+    let tris = mesh.triangle_count();
+    let mut rng = Rng::new(seed);
+    let mut pairs = Vec::new();
+    while pairs.len() < PAIRS {
+        let mut point = || {
+            let t = (rng.next_f64() * tris as f64) as usize;
+            (point_in(mesh, t, rng.next_f64(), rng.next_f64()), t)
+        };
+        let ((start, ts), (goal, tg)) = (point(), point());
+        if mesh.island(TriId(ts as u32)) == mesh.island(TriId(tg as u32)) {
+            pairs.push((start, goal));
+        }
+    }
+    if let (Some(step), Some(map)) = (scenario_step, name.strip_prefix("movingai/")) {
+        pairs.extend(
+            scenarios(map)
+                .iter()
+                .step_by(step)
+                .map(|s| (s.start, s.goal)),
+        );
+    }
+    let length = |points: &[Point]| -> f64 { points.windows(2).map(|w| w[0].distance(w[1])).sum() };
+    let mut fast = NavMeshQuery::new();
+    let mut search = NavMeshQuery::new();
+    search.set_corner_graph(false);
+    let mut failures = Vec::new();
+    let mut ties = 0;
+    let started = Instant::now();
+    for radius in [0.4, 0.5, 1.0] {
+        let (mut quick, mut found) = (0, 0);
+        for &(start, goal) in &pairs {
+            let a = fast.find_path(mesh, start, goal, radius);
+            let corner_graph = fast.stats().corner_graph;
+            quick += usize::from(corner_graph);
+            let b = search.find_path(mesh, start, goal, radius);
+            assert!(!search.stats().corner_graph);
+            match (&a, &b) {
+                (Ok(a), Ok(b)) => {
+                    found += 1;
+                    let tolerance = |l: f64| 1e-9 * (1.0 + l);
+                    if (a.length - b.length).abs() <= tolerance(b.length) {
+                        continue;
+                    }
+                    let (pa, pb) = (fast.last_point_path(), search.last_point_path());
+                    if (length(pa) - length(pb)).abs() <= tolerance(length(pb)) {
+                        ties += 1;
+                        eprintln!(
+                            "tie: radius {radius}, {start:?} -> {goal:?}: point paths {pa:?} \
+                             and {pb:?}"
+                        );
+                        continue;
+                    }
+                    failures.push(format!(
+                        "radius {radius}, {start:?} -> {goal:?} (corner graph: {corner_graph}): \
+                         length {} against the search's {}; point paths {pa:?} and {pb:?}",
+                        a.length, b.length,
+                    ));
+                }
+                (Err(x), Err(y)) if x == y => {}
+                _ => failures.push(format!(
+                    "radius {radius}, {start:?} -> {goal:?} (corner graph: {corner_graph}): \
+                     {a:?} against the search's {b:?}"
+                )),
+            }
+        }
+        eprintln!(
+            "corner graph with radius {radius} on {name}: {quick} of {} queries answered \
+             from the corner graph, {found} found",
+            pairs.len()
+        );
+    }
+    let total = 3 * pairs.len();
+    eprintln!(
+        "corner graph with radius on {name}: {total} queries ({ties} ties) in {:.2?}",
+        started.elapsed()
+    );
+    report(
+        &format!("corner graph with radius on {name}"),
+        total,
+        &failures,
+    );
+    assert!(
+        ties * 100 <= total,
+        "{name}: {ties} ties in {total} queries"
+    );
+}
+
+#[test]
+fn radius_corner_graph_matches_search_den520d() {
+    check_corner_graph_radius("movingai/den520d.map", Some(4), 520);
+}
+
+#[test]
+fn radius_corner_graph_matches_search_brc202d() {
+    check_corner_graph_radius("movingai/brc202d.map", Some(10), 202);
+}
+
+#[test]
+fn radius_corner_graph_matches_search_lak303d() {
+    check_corner_graph_radius("movingai/lak303d.map", Some(4), 303);
+}
+
+#[test]
+fn radius_corner_graph_matches_search_arena_map() {
+    check_corner_graph_radius("movingai/arena.map", Some(1), 1);
+}
+
+#[test]
+fn radius_corner_graph_matches_search_arena_json() {
+    check_corner_graph_radius("arena.json", None, 2);
+}
+
+#[test]
+fn radius_corner_graph_matches_search_town_json() {
+    check_corner_graph_radius("town.json", None, 3);
+}
+
 // ---------------------------------------------------------------------------------------
 // 4. Unreachable goals and invalid queries.
 // ---------------------------------------------------------------------------------------
