@@ -196,7 +196,12 @@ fn turn_toward(v: Vec2, target: Vec2, deg: f32) -> Vec2 {
 
 impl World {
     /// A world on `mesh`, with its own random generator seeded by `seed`.
+    ///
+    /// Builds the mesh's corner graph now if it is not built yet (tenths of a second on a
+    /// large map, see `NavMesh::prepare_point_queries`), so that the first path request
+    /// does not stall a tick.
     pub fn new(config: WorldConfig, mesh: Arc<NavMesh>, seed: u64) -> World {
+        mesh.prepare_point_queries();
         let walls = mesh
             .walls()
             .iter()
