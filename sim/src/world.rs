@@ -197,11 +197,16 @@ fn turn_toward(v: Vec2, target: Vec2, deg: f32) -> Vec2 {
 impl World {
     /// A world on `mesh`, with its own random generator seeded by `seed`.
     ///
-    /// Builds the mesh's corner graph now if it is not built yet (tenths of a second on a
-    /// large map, see `NavMesh::prepare_point_queries`), so that the first path request
-    /// does not stall a tick.
+    /// With [`WorldConfig::path_corner_graph`], builds the mesh's corner graph now if it is
+    /// not built yet (tenths of a second on a large map, see
+    /// `NavMesh::prepare_point_queries`), so that the first path request does not stall a
+    /// tick.
     pub fn new(config: WorldConfig, mesh: Arc<NavMesh>, seed: u64) -> World {
-        mesh.prepare_point_queries();
+        let mut query = NavMeshQuery::new();
+        query.set_corner_graph(config.path_corner_graph);
+        if config.path_corner_graph {
+            mesh.prepare_point_queries();
+        }
         let walls = mesh
             .walls()
             .iter()
@@ -241,7 +246,7 @@ impl World {
             free: Vec::new(),
             queue: VecDeque::new(),
             searching: None,
-            query: NavMeshQuery::new(),
+            query,
             grid: BodyGrid::default(),
             max_radius: 0.0,
             wall_cells,

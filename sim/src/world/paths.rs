@@ -46,11 +46,10 @@ impl World {
                         self.finish_request(id, goal);
                         continue;
                     }
-                    // A query the mesh answers at once, through its corner graph, is
-                    // charged its visibility sweeps' cones, at half a node each: a cone
-                    // costs about half a search node's expansion (den520d, r = 0.4: 365
-                    // cones in about the time of 208 nodes, offsetting included).
-                    budget = budget.saturating_sub(self.query.stats().expanded / 2);
+                    // A query the mesh answers at once, through its corner graph
+                    // (`WorldConfig::path_corner_graph`), is charged its visibility
+                    // sweeps' cones, one unit each like a search node.
+                    budget = budget.saturating_sub(self.query.stats().expanded);
                     self.searching = Some((id, goal, queued));
                     (id, goal, queued)
                 }
