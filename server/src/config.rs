@@ -39,6 +39,10 @@ pub struct Config {
     /// for later ticks (none is dropped). More serves a burst of requests sooner at the
     /// cost of longer ticks while it lasts.
     pub path_budget: u32,
+    /// Whether the world may answer path requests through the mesh's corner graph (built
+    /// at start) instead of the search: the same paths, about twice as fast on corridor
+    /// maps such as brc202d, a little slower on open maps such as den520d.
+    pub path_corner_graph: bool,
     /// Players spawn at walkable points within 8 m of this point, `[x, y]` in metres.
     /// `None`: anywhere on the map.
     pub spawn_point: Option<[f32; 2]>,
@@ -92,6 +96,7 @@ impl Default for Config {
             npcs: 2_000,
             seed: 1,
             path_budget: 20_000,
+            path_corner_graph: false,
             spawn_point: None,
             cert: None,
             key: None,

@@ -58,6 +58,10 @@ struct RunArgs {
     /// Path search node expansions the world may spend per tick [default: 20000].
     #[arg(long, value_name = "NODES", env = "MMO_PATH_BUDGET")]
     path_budget: Option<u32>,
+    /// Answer the world's path requests through the mesh's corner graph: the same paths,
+    /// faster on corridor maps [default: false].
+    #[arg(long, value_name = "BOOL", env = "MMO_PATH_CORNER_GRAPH")]
+    path_corner_graph: Option<bool>,
     /// Log format [default: human].
     #[arg(long, value_enum, env = "MMO_LOG_FORMAT")]
     log_format: Option<LogFormat>,
@@ -104,6 +108,10 @@ enum Command {
         /// wait for later ticks [default: the world's, 20,000].
         #[arg(long, value_name = "NODES")]
         path_budget: Option<u64>,
+        /// Answer path requests through the mesh's corner graph instead of the search (the
+        /// same paths; faster on corridor maps, see `WorldConfig::path_corner_graph`).
+        #[arg(long)]
+        corner_graph: bool,
         /// Also write the figures as JSON here.
         #[arg(long, value_name = "OUT.json")]
         report: Option<PathBuf>,
@@ -134,6 +142,7 @@ fn run() -> Result<()> {
             seed,
             players,
             path_budget,
+            corner_graph,
             report,
             svg,
         } => simulate::run(&SimulateArgs {
@@ -143,6 +152,7 @@ fn run() -> Result<()> {
             seed,
             players,
             path_budget,
+            corner_graph,
             report,
             svg,
         }),
@@ -168,6 +178,7 @@ fn config_of(args: RunArgs) -> Result<Config> {
         max_clients_per_ip,
         seed,
         path_budget,
+        path_corner_graph,
         log_format
     );
     if args.map.is_some() {

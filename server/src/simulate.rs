@@ -52,6 +52,8 @@ pub struct SimulateArgs {
     pub players: u64,
     /// Path search budget per tick (node expansions); `None` keeps the world's default.
     pub path_budget: Option<u64>,
+    /// Answer path requests through the mesh's corner graph.
+    pub corner_graph: bool,
     /// JSON report path.
     pub report: Option<PathBuf>,
     /// SVG picture path.
@@ -159,6 +161,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     if let Some(budget) = args.path_budget {
         config.path_budget_per_tick = budget as usize;
     }
+    config.path_corner_graph = args.corner_graph;
     let path_budget = config.path_budget_per_tick;
     let mut world = World::new(config, Arc::clone(&mesh), args.seed);
     let clock = WallClock(Instant::now());
@@ -243,6 +246,7 @@ mod tests {
             seed: 1,
             players,
             path_budget: None,
+            corner_graph: false,
             report: None,
             svg: None,
         }
