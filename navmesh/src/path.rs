@@ -261,7 +261,7 @@ impl NavMeshQuery {
     /// or always run the search. Both give the same paths (see the module docs); which is
     /// faster depends on the map and the queries: on open maps with many corners in view,
     /// such as den520d, the search is the cheaper one for random pairs at radius 0.4; on
-    /// maps of long corridors, such as brc202d, the corner graph is about twice as fast. A
+    /// maps of long corridors, such as brc202d, the corner graph is the faster one. A
     /// query object that never uses the corner graph never makes a mesh build it.
     pub fn set_corner_graph(&mut self, enabled: bool) {
         self.corner_graph = enabled;

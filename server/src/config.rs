@@ -40,7 +40,7 @@ pub struct Config {
     /// cost of longer ticks while it lasts.
     pub path_budget: u32,
     /// Whether the world may answer path requests through the mesh's corner graph (built
-    /// at start) instead of the search: the same paths, about twice as fast on corridor
+    /// at start) instead of the search: the same paths, faster on corridor
     /// maps such as brc202d, a little slower on open maps such as den520d.
     pub path_corner_graph: bool,
     /// Players spawn at walkable points within 8 m of this point, `[x, y]` in metres.
