@@ -82,6 +82,11 @@ pub(crate) struct Report {
     pub(crate) paths_waiting_end: usize,
     /// The longest any path request waited to be served, seconds.
     pub(crate) path_wait_max_secs: f64,
+    /// The first tick that ended with no path request waiting: the start-up burst (every
+    /// NPC asking for its first path at once) had drained. `None`: it never did.
+    pub(crate) paths_drained_at: Option<u64>,
+    /// The longest any path request waited in the ticks after that one, seconds.
+    pub(crate) path_wait_after_drain_secs: Option<f64>,
     /// Inputs the world rejected as invalid (0 unless this program has a bug).
     pub(crate) invalid_inputs_total: u64,
 }
@@ -100,6 +105,8 @@ pub(crate) struct Tally {
     served: u64,
     waiting_max: usize,
     wait_ticks_max: u64,
+    drained_at: Option<u64>,
+    wait_ticks_after_drain: u64,
     invalid: u64,
     last: StepOutput,
 }
@@ -133,6 +140,11 @@ impl Tally {
         self.served += out.paths_served as u64;
         self.waiting_max = self.waiting_max.max(out.paths_waiting);
         self.wait_ticks_max = self.wait_ticks_max.max(out.path_wait_ticks);
+        if self.drained_at.is_some() {
+            self.wait_ticks_after_drain = self.wait_ticks_after_drain.max(out.path_wait_ticks);
+        } else if out.paths_waiting == 0 {
+            self.drained_at = Some(tick);
+        }
         self.invalid += out.invalid_inputs as u64;
         self.last = out;
     }
@@ -206,6 +218,10 @@ impl Tally {
             paths_waiting_max: self.waiting_max,
             paths_waiting_end: last.paths_waiting,
             path_wait_max_secs: self.wait_ticks_max as f64 * f64::from(sim::DT_SECS),
+            paths_drained_at: self.drained_at,
+            path_wait_after_drain_secs: self
+                .drained_at
+                .map(|_| self.wait_ticks_after_drain as f64 * f64::from(sim::DT_SECS)),
             invalid_inputs_total: self.invalid,
         }
     }
@@ -341,6 +357,17 @@ impl Report {
             r.path_wait_max_secs,
             r.setup.path_budget
         );
+        match (r.paths_drained_at, r.path_wait_after_drain_secs) {
+            (Some(tick), Some(wait)) => {
+                let _ = writeln!(
+                    s,
+                    "                 the start-up burst drained at tick {tick}; longest wait after it {wait:.2} s"
+                );
+            }
+            _ => {
+                let _ = writeln!(s, "                 the start-up burst never drained");
+            }
+        }
         if r.invalid_inputs_total > 0 {
             let _ = writeln!(s, "invalid inputs   {}", r.invalid_inputs_total);
         }
@@ -405,6 +432,9 @@ mod tests {
         assert_eq!((r.arrivals_total, r.paths_served_total), (6, 15));
         assert_eq!(r.paths_waiting_max, 3);
         assert!((r.path_wait_max_secs - 1.5).abs() < 1e-6);
+        // Waiting 3, 1, 0: drained at tick 3, nothing after it.
+        assert_eq!(r.paths_drained_at, Some(3));
+        assert_eq!(r.path_wait_after_drain_secs, Some(0.0));
         assert_eq!((r.tick_ms_max, r.tick_max_at), (4.0, 1));
         assert_eq!(r.tick_ms_p50, 3.0);
         let share: Vec<f64> = r.phases.iter().map(|p| p.share).collect();
