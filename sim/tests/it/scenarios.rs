@@ -516,3 +516,58 @@ fn corner_graph_paths_give_the_same_world_as_the_search() {
     let first_difference = search.iter().zip(&corners).position(|(a, b)| a != b);
     assert_eq!(first_difference, None, "the worlds part at that tick");
 }
+
+#[test]
+fn walkers_meeting_head_on_keep_right_and_pass_without_touching() {
+    // Two bodies walk at each other in an open room, almost on the same line (slightly
+    // offset either way). Keeping right, each turns to its right before they touch and
+    // they pass left side to left side; neither ever needs to circle.
+    let room = r#"{"regions": [{"outer": [[0, 0], [40, 0], [40, 40], [0, 40]]}]}"#;
+    for offset in [0.1f32, 0.0, -0.1, -0.3] {
+        let mut world = World::new(WorldConfig::default(), polygon_mesh(room), 1);
+        let out = world.step(&[
+            npc(10.0, 20.0, 0.4, Brain::Idle),
+            npc(30.0, 20.0 + offset, 0.4, Brain::Idle),
+        ]);
+        let (a, b) = (out.spawned[0], out.spawned[1]);
+        world.step(&[
+            Input::MoveTo(a, Vec2::new(30.0, 20.0)),
+            Input::MoveTo(b, Vec2::new(10.0, 20.0 + offset)),
+        ]);
+        let mut closest = (f32::INFINITY, 0.0f32);
+        for _ in 0..400 {
+            world.step(&[]);
+            let (pa, _, ma) = world.body(a).unwrap();
+            let (pb, _, mb) = world.body(b).unwrap();
+            assert!(
+                ma != Motion::Circling && mb != Motion::Circling,
+                "offset {offset}: circling at {pa:?} {pb:?}"
+            );
+            let d = (pb - pa).length();
+            if d < closest.0 {
+                // Which side of A (walking +x) B is on: positive is A's left.
+                closest = (d, pb.y - pa.y);
+            }
+        }
+        assert!(
+            closest.0 >= 0.8,
+            "offset {offset}: they touched ({})",
+            closest.0
+        );
+        assert!(
+            closest.1 > 0.0,
+            "offset {offset}: B passed on A's right ({})",
+            closest.1
+        );
+        for (id, goal) in [
+            (a, Vec2::new(30.0, 20.0)),
+            (b, Vec2::new(10.0, 20.0 + offset)),
+        ] {
+            let (p, _, _) = world.body(id).unwrap();
+            assert!(
+                (p - goal).length() < 0.5,
+                "offset {offset}: {p:?} short of {goal:?}"
+            );
+        }
+    }
+}
