@@ -571,3 +571,40 @@ fn walkers_meeting_head_on_keep_right_and_pass_without_touching() {
         }
     }
 }
+
+#[test]
+fn a_body_standing_on_a_path_corner_does_not_stop_others_turning_it() {
+    // A body stands still where every path round the inner corner of an L corridor turns
+    // (the corner point, kept 1.4 m from the wall corner). A walker whose path turns there
+    // cannot reach that point; it passes the corner beside the standing body and arrives.
+    let l = r#"{"regions": [{"outer": [[0, 0], [40, 0], [40, 40], [34, 40], [34, 6], [0, 6]]}]}"#;
+    let mut world = World::new(WorldConfig::default(), polygon_mesh(l), 2);
+    let goal = Vec2::new(37.0, 30.0);
+    let walker = world.step(&[npc(5.0, 3.0, 0.4, Brain::Idle)]).spawned[0];
+    world.step(&[Input::MoveTo(walker, goal)]);
+    world.step(&[]);
+    let corner = world.path_of(walker)[1];
+    assert!(
+        (corner - Vec2::new(34.0, 6.0)).length() > 1.3,
+        "the corner point {corner:?} is not kept off the wall corner"
+    );
+    let blocker = world
+        .step(&[npc(corner.x, corner.y, 0.4, Brain::Idle)])
+        .spawned[0];
+    let mut arrived = None;
+    for tick in 0..1200 {
+        let out = world.step(&[]);
+        assert!(
+            out.max_overlap <= 0.01,
+            "tick {tick}: overlap {}",
+            out.max_overlap
+        );
+        let (p, _, _) = world.body(walker).unwrap();
+        if (p - goal).length() < 0.5 {
+            arrived = Some(tick);
+            break;
+        }
+    }
+    assert!(arrived.is_some(), "the walker never got round the corner");
+    assert!(world.body(blocker).is_some());
+}
