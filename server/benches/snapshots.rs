@@ -55,6 +55,7 @@ fn setup() -> Setup {
             npcs: NPCS,
             seed: 1,
             path_budget: 20_000,
+            path_budget_per_body: 2.5,
             path_corner_graph: false,
             spawn_point: None,
             max_clients: 1,

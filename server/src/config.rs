@@ -39,6 +39,10 @@ pub struct Config {
     /// for later ticks (none is dropped). More serves a burst of requests sooner at the
     /// cost of longer ticks while it lasts.
     pub path_budget: u32,
+    /// Path search node expansions per tick for each body in the world: the world spends
+    /// up to the larger of `path_budget` and this times its bodies, so the start-up burst
+    /// (every NPC asking for its first path) drains in 3 to 4 s whatever the NPC count.
+    pub path_budget_per_body: f32,
     /// Whether the world may answer path requests through the mesh's corner graph (built
     /// at start) instead of the search: the same paths, faster on corridor
     /// maps such as brc202d, a little slower on open maps such as den520d.
@@ -96,6 +100,7 @@ impl Default for Config {
             npcs: 2_000,
             seed: 1,
             path_budget: 20_000,
+            path_budget_per_body: 2.5,
             path_corner_graph: false,
             spawn_point: None,
             cert: None,
@@ -148,6 +153,11 @@ impl Config {
             (1..=100_000_000).contains(&self.path_budget),
             "path_budget must be between 1 and 100000000, got {}",
             self.path_budget
+        );
+        ensure!(
+            (0.0..=1000.0).contains(&self.path_budget_per_body),
+            "path_budget_per_body must be between 0 and 1000, got {}",
+            self.path_budget_per_body
         );
         if let Some([x, y]) = self.spawn_point {
             ensure!(
@@ -234,6 +244,10 @@ mod tests {
         assert_eq!(
             Config::default().path_budget as usize,
             sim::WorldConfig::default().path_budget_per_tick
+        );
+        assert_eq!(
+            Config::default().path_budget_per_body,
+            sim::WorldConfig::default().path_budget_per_body
         );
     }
 

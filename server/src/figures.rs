@@ -242,8 +242,11 @@ pub(crate) struct Setup {
     pub(crate) walkable_area_m2: f64,
     /// The seed.
     pub(crate) seed: u64,
-    /// The world's path search budget per tick, node expansions.
+    /// The world's path search budget per tick, node expansions, at least.
     pub(crate) path_budget: usize,
+    /// The world's path search budget per body per tick (the budget is the larger of the
+    /// two).
+    pub(crate) path_budget_per_body: f32,
     /// NPCs spawned.
     pub(crate) npcs: u64,
     /// Players spawned.
@@ -350,12 +353,13 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "path requests    {} served, max {} waiting, {} waiting at the end, longest wait {:.2} s (budget {} nodes a tick)",
+            "path requests    {} served, max {} waiting, {} waiting at the end, longest wait {:.2} s (budget {} nodes a tick, or {} a body)",
             r.paths_served_total,
             r.paths_waiting_max,
             r.paths_waiting_end,
             r.path_wait_max_secs,
-            r.setup.path_budget
+            r.setup.path_budget,
+            r.setup.path_budget_per_body
         );
         match (r.paths_drained_at, r.path_wait_after_drain_secs) {
             (Some(tick), Some(wait)) => {
@@ -418,6 +422,7 @@ mod tests {
             walkable_area_m2: 1.0,
             seed: 1,
             path_budget: 20_000,
+            path_budget_per_body: 2.5,
             npcs: 1,
             players: 0,
             spawn_blocked: 0,

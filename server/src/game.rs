@@ -122,6 +122,8 @@ pub struct GameConfig {
     pub seed: u64,
     /// The world's path search budget, node expansions per tick.
     pub path_budget: u32,
+    /// The world's path search budget per body, node expansions per tick.
+    pub path_budget_per_body: f32,
     /// Whether the world answers path requests through the mesh's corner graph.
     pub path_corner_graph: bool,
     /// Players spawn within [`SPAWN_SPREAD_M`] of this point; `None`: anywhere.
@@ -209,6 +211,7 @@ impl Game {
         }
         let world_config = WorldConfig {
             path_budget_per_tick: config.path_budget as usize,
+            path_budget_per_body: config.path_budget_per_body,
             path_corner_graph: config.path_corner_graph,
             ..WorldConfig::default()
         };
@@ -635,6 +638,7 @@ mod tests {
             npcs: 10,
             seed: 3,
             path_budget: 20_000,
+            path_budget_per_body: 2.5,
             path_corner_graph: false,
             spawn_point: None,
             max_clients: 1_000,

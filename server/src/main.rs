@@ -58,6 +58,10 @@ struct RunArgs {
     /// Path search node expansions the world may spend per tick [default: 20000].
     #[arg(long, value_name = "NODES", env = "MMO_PATH_BUDGET")]
     path_budget: Option<u32>,
+    /// Path search node expansions per tick for each body; the world spends the larger of
+    /// this times its bodies and --path-budget [default: 2.5].
+    #[arg(long, value_name = "NODES", env = "MMO_PATH_BUDGET_PER_BODY")]
+    path_budget_per_body: Option<f32>,
     /// Answer the world's path requests through the mesh's corner graph: the same paths,
     /// faster on corridor maps [default: false].
     #[arg(long, value_name = "BOOL", env = "MMO_PATH_CORNER_GRAPH")]
@@ -108,6 +112,10 @@ enum Command {
         /// wait for later ticks [default: the world's, 20,000].
         #[arg(long, value_name = "NODES")]
         path_budget: Option<u64>,
+        /// Path search node expansions per tick for each body; the world spends the larger
+        /// of this times its bodies and --path-budget [default: the world's, 2.5].
+        #[arg(long, value_name = "NODES")]
+        path_budget_per_body: Option<f32>,
         /// Answer path requests through the mesh's corner graph instead of the search (the
         /// same paths; faster on corridor maps, see `WorldConfig::path_corner_graph`).
         #[arg(long)]
@@ -142,6 +150,7 @@ fn run() -> Result<()> {
             seed,
             players,
             path_budget,
+            path_budget_per_body,
             corner_graph,
             report,
             svg,
@@ -152,6 +161,7 @@ fn run() -> Result<()> {
             seed,
             players,
             path_budget,
+            path_budget_per_body,
             corner_graph,
             report,
             svg,
@@ -178,6 +188,7 @@ fn config_of(args: RunArgs) -> Result<Config> {
         max_clients_per_ip,
         seed,
         path_budget,
+        path_budget_per_body,
         path_corner_graph,
         log_format
     );

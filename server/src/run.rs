@@ -171,6 +171,7 @@ pub async fn start(config: Config) -> Result<Running> {
             npcs: config.npcs,
             seed: config.seed,
             path_budget: config.path_budget,
+            path_budget_per_body: config.path_budget_per_body,
             path_corner_graph: config.path_corner_graph,
             spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
             max_clients: config.max_clients,

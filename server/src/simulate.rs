@@ -52,6 +52,8 @@ pub struct SimulateArgs {
     pub players: u64,
     /// Path search budget per tick (node expansions); `None` keeps the world's default.
     pub path_budget: Option<u64>,
+    /// Path budget per body per tick; `None` keeps the world's default.
+    pub path_budget_per_body: Option<f32>,
     /// Answer path requests through the mesh's corner graph.
     pub corner_graph: bool,
     /// JSON report path.
@@ -92,6 +94,12 @@ fn check_args(args: &SimulateArgs) -> Result<u64> {
         ensure!(
             (1..=MAX_PATH_BUDGET).contains(&budget),
             "--path-budget must be between 1 and {MAX_PATH_BUDGET}, got {budget}"
+        );
+    }
+    if let Some(per_body) = args.path_budget_per_body {
+        ensure!(
+            (0.0..=1000.0).contains(&per_body),
+            "--path-budget-per-body must be between 0 and 1000, got {per_body}"
         );
     }
     let s = args.seconds;
@@ -161,8 +169,12 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     if let Some(budget) = args.path_budget {
         config.path_budget_per_tick = budget as usize;
     }
+    if let Some(per_body) = args.path_budget_per_body {
+        config.path_budget_per_body = per_body;
+    }
     config.path_corner_graph = args.corner_graph;
     let path_budget = config.path_budget_per_tick;
+    let path_budget_per_body = config.path_budget_per_body;
     let mut world = World::new(config, Arc::clone(&mesh), args.seed);
     let clock = WallClock(Instant::now());
     let mut tally = Tally::with_capacity(ticks as usize);
@@ -214,6 +226,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         walkable_area_m2: sampler.area(),
         seed: args.seed,
         path_budget,
+        path_budget_per_body,
         npcs: args.npcs,
         players: args.players,
         spawn_blocked: placer.blocked,
@@ -246,6 +259,7 @@ mod tests {
             seed: 1,
             players,
             path_budget: None,
+            path_budget_per_body: None,
             corner_graph: false,
             report: None,
             svg: None,

@@ -104,8 +104,14 @@ pub enum Input {
 /// World settings. [`WorldConfig::default`] gives the project's defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorldConfig {
-    /// Node expansions the path queue may spend per tick; requests beyond wait.
+    /// Node expansions the path queue may spend per tick, at least; requests beyond the
+    /// budget wait.
     pub path_budget_per_tick: usize,
+    /// Node expansions per tick for each live body: the budget is the larger of
+    /// `path_budget_per_tick` and this times the number of bodies, so that the start-up
+    /// burst (every NPC asking for its first path at once, a few hundred nodes each) drains
+    /// in about the same time, 3 to 4 s, whatever the size of the world.
+    pub path_budget_per_body: f32,
     /// Whether path requests may be answered through the mesh's corner graph (built when
     /// the world is created) instead of the search; the paths are the same. Off by default:
     /// on den520d (random pairs, radius 0.4) the search is the cheaper one, 31 against 39 µs
@@ -138,6 +144,7 @@ impl Default for WorldConfig {
     fn default() -> Self {
         WorldConfig {
             path_budget_per_tick: 20_000,
+            path_budget_per_body: 2.5,
             path_corner_graph: false,
             circling_step_deg: 10.0,
             circling_return_deg: 10.0,

@@ -14,7 +14,9 @@ impl World {
     /// Phase 3: path requests, first come first served, within the node budget. A search
     /// that does not finish continues next tick.
     pub fn serve_paths(&mut self) {
-        let mut budget = self.config.path_budget_per_tick;
+        let live = self.slots.len() - self.free.len();
+        let per_body = f64::from(self.config.path_budget_per_body.max(0.0)) * live as f64;
+        let mut budget = self.config.path_budget_per_tick.max(per_body as usize);
         let tick = self.tick.0;
         let mut longest = 0u64;
         while budget > 0 {

@@ -608,3 +608,37 @@ fn a_body_standing_on_a_path_corner_does_not_stop_others_turning_it() {
     assert!(arrived.is_some(), "the walker never got round the corner");
     assert!(world.body(blocker).is_some());
 }
+
+#[test]
+fn the_path_budget_grows_with_the_bodies() {
+    // 400 wanderers ask for their first paths at once. With a floor of 1 node a tick and
+    // nothing per body, the queue crawls; with 50 nodes a tick per body (20,000 in all) it
+    // drains within a couple of seconds.
+    let mesh = grid_mesh("den520d.map");
+    let drained_at = |per_body: f32| {
+        let config = WorldConfig {
+            path_budget_per_tick: 1,
+            path_budget_per_body: per_body,
+            ..WorldConfig::default()
+        };
+        let mut world = World::new(config, mesh.clone(), 4);
+        let spawns: Vec<Input> = (0..400)
+            .map(|i| {
+                npc(
+                    60.0 + (i % 20) as f32 * 1.2,
+                    100.0 + (i / 20) as f32 * 1.2,
+                    0.4,
+                    Brain::Wander,
+                )
+            })
+            .collect();
+        world.step(&spawns);
+        (1..=40).find(|_| world.step(&[]).paths_waiting == 0)
+    };
+    assert_eq!(drained_at(0.0), None, "drained on a 1-node budget");
+    let tick = drained_at(50.0);
+    assert!(
+        tick.is_some(),
+        "20,000 nodes a tick did not serve 400 first paths in 2 s"
+    );
+}
