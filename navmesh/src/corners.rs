@@ -19,7 +19,8 @@
 //! - The corners, and for every triangle corner the corner id when that vertex is a corner
 //!   *and* the triangle lies in its reflex fan (a pinch vertex joins two fans that a path
 //!   cannot cross between; only the reflex one bends paths).
-//! - For each island with at most [`MAX_TABLE_CORNERS`] corners: its taut visibility edges
+//! - For each island with at most [`MAX_TABLE_CORNERS`] corners (while all tables together
+//!   stay within [`MAX_TABLE_ENTRIES`] entries): its taut visibility edges
 //!   (by a visibility sweep from every corner) and the full table of shortest distances
 //!   between its corners (Dijkstra from every corner). Larger islands get no table; queries
 //!   there use the search in [`crate::path`].
@@ -50,6 +51,12 @@ pub(crate) const NO_CORNER: u32 = u32::MAX;
 /// `8 n²` bytes (at most 48 MiB) and `n` Dijkstra runs to fill (brc202d's 2,138 corners:
 /// 35 MiB, about 0.8 s).
 pub(crate) const MAX_TABLE_CORNERS: usize = 2500;
+
+/// The most distance-table entries a mesh gets over all its islands (the same 48 MiB as
+/// one largest island): islands are tabled in island order while they fit, so a map of
+/// many large islands cannot make the first point query allocate without bound. Islands
+/// left out use the search.
+pub(crate) const MAX_TABLE_ENTRIES: usize = MAX_TABLE_CORNERS * MAX_TABLE_CORNERS;
 
 /// One island's distance table: rows of `n` distances from `base` in [`Corners::dist`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -126,7 +133,7 @@ impl Corners {
         corners.island_table = vec![NO_CORNER; island_count.len()];
         let mut base = 0;
         for (i, &n) in island_count.iter().enumerate() {
-            if n > 0 && n <= MAX_TABLE_CORNERS {
+            if n > 0 && n <= MAX_TABLE_CORNERS && base + n * n <= MAX_TABLE_ENTRIES {
                 corners.island_table[i] = corners.tables.len() as u32;
                 corners.tables.push(Table { base, n });
                 base += n * n;
