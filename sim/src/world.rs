@@ -3,12 +3,17 @@
 //!
 //! 1. [`World::apply_inputs`]: spawn, despawn, move orders, doors (invalid ones counted).
 //! 2. [`World::run_brains`]: NPCs without a goal choose one (wander, patrol, gather).
-//! 3. [`World::serve_paths`]: the path queue, sliced within a per-tick node budget.
-//!    Requests beyond it wait for later ticks; none is dropped.
-//! 4. [`World::steer`]: each body's wanted velocity toward its next path corner.
+//! 3. [`World::serve_paths`] (`world/paths.rs`): the path queue, sliced within a per-tick
+//!    node budget that grows with the number of bodies. Requests beyond it wait for later
+//!    ticks; none is dropped. Found paths keep their left-turn corners wide of the walls.
+//! 4. [`World::steer`] (`world/steering.rs`): each body's wanted velocity toward its next
+//!    path corner (a corner counts as passed from the side), turned right ahead of
+//!    oncoming bodies (keep right).
 //! 5. [`World::find_contacts`]: broad phase and the bodies already overlapping something.
-//! 6. [`World::circle`]: predicted moves and PAPER §2.2 circling for blocked ones.
-//! 7. [`World::repulse`]: PAPER §3.2 repulsion for overlapping bodies.
+//! 6. [`World::circle`] (`world/circling.rs`): predicted moves and PAPER §2.2 circling for
+//!    blocked ones; a body walked into by an oncoming one circles to its right only.
+//! 7. [`World::repulse`] (`world/repulsion.rs`): PAPER §3.2 repulsion for overlapping
+//!    bodies.
 //! 8. [`World::integrate`]: walls win, positions move, figures are taken.
 
 use std::collections::VecDeque;
@@ -58,7 +63,8 @@ struct Body {
     path_pending: bool,
     /// The circling heading `d` (PAPER §2.2), while circling.
     heading: Option<Vec2>,
-    /// Consecutive ticks this body has yielded right of way.
+    /// Consecutive ticks this body has waited for an oncoming body to pass on its right
+    /// (keep right, see `World::decide`).
     yield_ticks: u32,
     /// Keep-right deflection of the wanted heading, radians (negative: to the right), set
     /// every few ticks by [`World::keep_lanes`].
