@@ -2,11 +2,16 @@
 //! delta snapshot that tells it.
 //!
 //! Once per tick [`Frame::capture`] copies every body's wire state out of the world and
-//! buckets it in a uniform grid. Per client, [`ClientView::snapshot`] gathers the entities
-//! within the view radius of its character (those already in view stay until they are
-//! `hysteresis` further away, so entities on the border do not flicker), then builds a
-//! delta against the newest view the client acknowledged ([`protocol::build_snapshot`]),
-//! nearest entities first when the datagram cannot hold every change.
+//! buckets it in a uniform grid (positions stored cell by cell, so a query reads memory in
+//! order and visits only the columns its circle reaches in each row). Per client,
+//! [`ClientView::snapshot`] gathers the entities within the view radius of its character
+//! (those already in view stay until they are `hysteresis` further away, so entities on the
+//! border do not flicker), then builds a delta against the newest view the client
+//! acknowledged ([`protocol::build_snapshot`]), nearest entities first when the datagram
+//! cannot hold every change.
+//!
+//! Cost (`cargo bench -p server --bench snapshots`): 27.5 ms per tick for 1,000 clients
+//! with 642 entities in view each in a crowd of 10,000 NPCs, about 43 ns per entity in view.
 
 use std::collections::VecDeque;
 
