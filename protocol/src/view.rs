@@ -274,8 +274,27 @@ enum Slot {
 #[derive(Debug, Default)]
 pub struct SnapshotBuilder {
     slots: Vec<Slot>,
-    order: Vec<(f32, u32)>,
+    /// Slots that send something, as [`rank_key`]s.
+    order: Vec<u64>,
     sent: Vec<bool>,
+}
+
+/// A slot's place in the send order as one integer: the rank (lower first, ordered like
+/// `f32::total_cmp`) in the high half, the slot's position in the low half (ties go in
+/// id order).
+fn rank_key(rank: f32, slot: u32) -> u64 {
+    let bits = rank.to_bits();
+    let ordered = if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    };
+    (u64::from(ordered) << 32) | u64::from(slot)
+}
+
+/// The slot a [`rank_key`] names.
+fn slot_of(key: u64) -> usize {
+    key as u32 as usize
 }
 
 /// Builds the snapshot that takes a client from `baseline` toward `current` within
@@ -314,35 +333,45 @@ impl SnapshotBuilder {
         }
         let base = &baseline.entities;
 
-        // Merge baseline and current by id into slots.
+        // Merge baseline and current by id into slots; every slot that sends something
+        // also goes into `order` with its rank (see `rank_key`).
         let slots = &mut self.slots;
+        let order = &mut self.order;
         slots.clear();
+        order.clear();
+        let mut leaves = 0;
         let (mut b, mut c) = (0, 0);
         while b < base.len() || c < current.len() {
-            let order = match (base.get(b), current.get(c)) {
+            let order_by_id = match (base.get(b), current.get(c)) {
                 (Some(old), Some(new)) => old.id.cmp(&new.state.id),
                 (Some(_), None) => std::cmp::Ordering::Less,
                 (None, _) => std::cmp::Ordering::Greater,
             };
-            match order {
+            let at = slots.len() as u32;
+            match order_by_id {
                 std::cmp::Ordering::Less => {
                     slots.push(Slot::Leave(b as u32));
+                    order.push(rank_key(f32::NEG_INFINITY, at));
+                    leaves += 1;
                     b += 1;
                 }
                 std::cmp::Ordering::Greater => {
                     slots.push(Slot::Enter(c as u32));
+                    order.push(rank_key(current[c].priority, at));
                     c += 1;
                 }
                 std::cmp::Ordering::Equal => {
                     let (old, new) = (&base[b], &current[c].state);
                     let (bi, ci) = (b as u32, c as u32);
-                    slots.push(if old.kind != new.kind || old.radius_cm != new.radius_cm {
-                        Slot::Replace(bi, ci)
+                    if old.kind != new.kind || old.radius_cm != new.radius_cm {
+                        slots.push(Slot::Replace(bi, ci));
+                        order.push(rank_key(current[c].priority, at));
                     } else if old == new {
-                        Slot::Keep(bi)
+                        slots.push(Slot::Keep(bi));
                     } else {
-                        Slot::Change(bi, ci)
-                    });
+                        slots.push(Slot::Change(bi, ci));
+                        order.push(rank_key(current[c].priority, at));
+                    }
                     b += 1;
                     c += 1;
                 }
@@ -368,33 +397,15 @@ impl SnapshotBuilder {
         }
 
         // Visit the slots that send something, leaves first, then by priority.
-        let rank = |slot: &Slot| -> f32 {
-            match *slot {
-                Slot::Keep(_) => f32::INFINITY,
-                Slot::Leave(_) => f32::NEG_INFINITY,
-                Slot::Enter(c) | Slot::Change(_, c) | Slot::Replace(_, c) => {
-                    current[c as usize].priority
-                }
-            }
-        };
         // A leave costs at least two bytes (an id) and anything else at least five (an id, two
         // deltas, a motion flag), so at most `leaves + room / 5` items fit: only that many
         // best-ranked slots need ordering at first. Should some of them not fit and room
         // remain, the rest is ordered too, so the visiting order is always the full ranking.
         const MIN_LEAVE_BYTES: usize = 2;
         const MIN_OTHER_BYTES: usize = 5;
-        let order = &mut self.order;
-        order.clear();
-        order.extend(
-            (0..slots.len())
-                .filter(|&at| !matches!(slots[at], Slot::Keep(_)))
-                .map(|at| (rank(&slots[at]), at as u32)),
-        );
-        let by_rank = |x: &(f32, u32), y: &(f32, u32)| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1));
-        let leaves = slots.iter().filter(|s| matches!(s, Slot::Leave(_))).count();
         let fit = (leaves + (budget_bytes - used) / MIN_OTHER_BYTES).min(order.len());
         if fit < order.len() {
-            order.select_nth_unstable_by(fit, by_rank);
+            order.select_nth_unstable(fit);
         }
         let (head, tail) = order.split_at_mut(fit);
         let sent = &mut self.sent;
@@ -408,19 +419,19 @@ impl SnapshotBuilder {
             // The tail ranks after the whole head. Room only shrinks, so of the tail only
             // what fits the room left now can ever be sent: just that part is ordered.
             let round = if is_tail {
-                let fitting = partition(round, |&(_, at)| {
-                    slot_cost(slots[at as usize], base, current) <= room
+                let fitting = partition(round, |&key| {
+                    slot_cost(slots[slot_of(key)], base, current) <= room
                 });
                 &mut round[..fitting]
             } else {
                 round
             };
-            round.sort_unstable_by(by_rank);
-            for &mut (_, at) in round {
+            round.sort_unstable();
+            for &mut key in round {
                 if budget_bytes - used < MIN_LEAVE_BYTES {
                     break;
                 }
-                let at = at as usize;
+                let at = slot_of(key);
                 send_slot(
                     slots[at],
                     base,

@@ -2,11 +2,16 @@
 //! delta snapshot that tells it.
 //!
 //! Once per tick [`Frame::capture`] copies every body's wire state out of the world and
-//! buckets it in a uniform grid. Per client, [`ClientView::snapshot`] gathers the entities
-//! within the view radius of its character (those already in view stay until they are
-//! `hysteresis` further away, so entities on the border do not flicker), then builds a
-//! delta against the newest view the client acknowledged ([`protocol::build_snapshot`]),
-//! nearest entities first when the datagram cannot hold every change.
+//! buckets it in a uniform grid (positions stored cell by cell, so a query reads memory in
+//! order and visits only the columns its circle reaches in each row). Per client,
+//! [`ClientView::snapshot`] gathers the entities within the view radius of its character
+//! (those already in view stay until they are `hysteresis` further away, so entities on the
+//! border do not flicker), then builds a delta against the newest view the client
+//! acknowledged ([`protocol::build_snapshot`]), nearest entities first when the datagram
+//! cannot hold every change.
+//!
+//! Cost (`cargo bench -p server --bench snapshots`): 27.5 ms per tick for 1,000 clients
+//! with 642 entities in view each in a crowd of 10,000 NPCs, about 43 ns per entity in view.
 
 use std::collections::VecDeque;
 
@@ -34,7 +39,6 @@ pub fn net_id(id: EntityId) -> NetId {
 pub struct Frame {
     range: ViewRange,
     states: Vec<EntityState>,
-    positions: Vec<(f32, f32)>,
     grid: Grid,
 }
 
@@ -43,9 +47,18 @@ struct Grid {
     cell_m: f32,
     cols: usize,
     rows: usize,
-    /// `starts[c]..starts[c + 1]` indexes `items` for cell `c`.
+    /// `starts[c]..starts[c + 1]` indexes `entries` for cell `c`.
     starts: Vec<u32>,
-    items: Vec<u32>,
+    /// Every body's position and frame index, cell by cell (row-major), so that a view's
+    /// query reads memory in order.
+    entries: Vec<GridEntry>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct GridEntry {
+    x: f32,
+    y: f32,
+    index: u32,
 }
 
 impl Grid {
@@ -122,7 +135,7 @@ impl Frame {
             cols,
             rows,
             starts: vec![0; cols * rows + 1],
-            items: vec![0; positions.len()],
+            entries: vec![GridEntry::default(); positions.len()],
         };
         // Counting sort of entity indices by cell.
         let cells: Vec<usize> = positions
@@ -139,14 +152,17 @@ impl Frame {
             grid.starts[i] += grid.starts[i - 1];
         }
         let mut fill = grid.starts.clone();
-        for (i, &cell) in cells.iter().enumerate() {
-            grid.items[fill[cell] as usize] = i as u32;
+        for (i, (&cell, &(x, y))) in cells.iter().zip(&positions).enumerate() {
+            grid.entries[fill[cell] as usize] = GridEntry {
+                x,
+                y,
+                index: i as u32,
+            };
             fill[cell] += 1;
         }
         Frame {
             range,
             states,
-            positions,
             grid,
         }
     }
@@ -163,17 +179,32 @@ impl Frame {
 
     /// Calls `visit(index, squared distance)` for every body within `radius` of `at`.
     fn near(&self, at: (f32, f32), radius: f32, mut visit: impl FnMut(u32, f32)) {
-        let (c0, r0) = self.grid.cell_of(at.0 - radius, at.1 - radius);
-        let (c1, r1) = self.grid.cell_of(at.0 + radius, at.1 + radius);
+        let grid = &self.grid;
+        let radius2 = radius * radius;
+        let (_, r0) = grid.cell_of(at.0, at.1 - radius);
+        let (_, r1) = grid.cell_of(at.0, at.1 + radius);
         for row in r0..=r1 {
-            let first = row * self.grid.cols;
-            let items =
-                self.grid.starts[first + c0] as usize..self.grid.starts[first + c1 + 1] as usize;
-            for &i in &self.grid.items[items] {
-                let (x, y) = self.positions[i as usize];
-                let d2 = (x - at.0).powi(2) + (y - at.1).powi(2);
-                if d2 <= radius * radius {
-                    visit(i, d2);
+            // Only the columns the circle reaches in this row's band. Border rows also hold
+            // whatever lies beyond the bounds, so they are scanned across the whole circle.
+            let half = if row == 0 || row + 1 == grid.rows {
+                radius
+            } else {
+                let top = grid.origin.1 + row as f32 * grid.cell_m;
+                // A centimetre of slack for rounding at the band's edges.
+                let dy = ((top - at.1).max(at.1 - (top + grid.cell_m)) - 0.01).max(0.0);
+                (radius2 - dy * dy).max(0.0).sqrt()
+            };
+            let (c0, _) = grid.cell_of(at.0 - half, at.1);
+            let (c1, _) = grid.cell_of(at.0 + half, at.1);
+            if c0 > c1 {
+                continue;
+            }
+            let first = row * grid.cols;
+            let cells = grid.starts[first + c0] as usize..grid.starts[first + c1 + 1] as usize;
+            for entry in &grid.entries[cells] {
+                let d2 = (entry.x - at.0).powi(2) + (entry.y - at.1).powi(2);
+                if d2 <= radius2 {
+                    visit(entry.index, d2);
                 }
             }
         }
