@@ -283,6 +283,22 @@ mod tests {
         };
         let err = bad.validate().unwrap_err().to_string();
         assert!(err.contains("path_budget"), "{err}");
+        for per_body in [-1.0, f32::NAN, f32::INFINITY] {
+            let bad = Config {
+                path_budget_per_body: per_body,
+                ..Config::default()
+            };
+            let err = bad.validate().unwrap_err().to_string();
+            assert!(err.contains("path_budget_per_body"), "{err}");
+        }
+        let config = Config::from_toml(
+            "path_budget_per_body = 4.0
+path_corner_graph = true
+",
+        );
+        let config = config.unwrap();
+        assert_eq!(config.path_budget_per_body, 4.0);
+        assert!(config.path_corner_graph);
         assert_eq!(
             Config::from_toml("path_budget = 40000\n")
                 .unwrap()
