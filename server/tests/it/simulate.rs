@@ -239,6 +239,21 @@ fn bad_inputs_fail_with_one_error_line() {
     ]);
     assert_fails_with(&out, "--npcs");
 
+    for per_body in ["-1", "NaN", "inf"] {
+        let flag = format!("--path-budget-per-body={per_body}");
+        let out = run(&[
+            "simulate",
+            "--map",
+            s(&arena),
+            "--npcs",
+            "5",
+            "--seconds",
+            "1",
+            &flag,
+        ]);
+        assert_fails_with(&out, "--path-budget-per-body");
+    }
+
     let unknown = dir.join("arena.txt");
     std::fs::copy(&arena, &unknown).unwrap();
     let out = run(&[
