@@ -57,6 +57,21 @@ pub fn npc(x: f32, y: f32, radius: f32, brain: Brain) -> Input {
     }
 }
 
+/// Spawn inputs for `count` wanderers of radius 0.4 m in rows of `per_row`, `spacing`
+/// metres apart, from (60, 100): an open stretch of den520d.
+pub fn wanderer_rows(count: usize, per_row: usize, spacing: f32) -> Vec<Input> {
+    (0..count)
+        .map(|i| {
+            npc(
+                60.0 + (i % per_row) as f32 * spacing,
+                100.0 + (i / per_row) as f32 * spacing,
+                0.4,
+                Brain::Wander,
+            )
+        })
+        .collect()
+}
+
 /// A spawn input for a player character of radius 0.4 m (players have no brain).
 pub fn player(x: f32, y: f32, speed_mps: f32) -> Input {
     Input::Spawn {

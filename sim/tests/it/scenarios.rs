@@ -2,7 +2,7 @@
 
 use sim::{Brain, EntityId, Input, Kind, Motion, Vec2, World, WorldConfig};
 
-use crate::{grid_mesh, npc, player, polygon_mesh};
+use crate::{grid_mesh, npc, player, polygon_mesh, wanderer_rows};
 
 /// A corridor 20 m long and 3 m wide.
 const CORRIDOR: &str = r#"{"regions": [{"outer": [[0, 0], [20, 0], [20, 3], [0, 3]]}]}"#;
@@ -45,16 +45,7 @@ fn same_seed_same_hashes_every_tick() {
     let mesh = grid_mesh("den520d.map");
     let run = || {
         let mut world = World::new(WorldConfig::default(), mesh.clone(), 42);
-        let spawns: Vec<Input> = (0..200)
-            .map(|i| {
-                npc(
-                    60.0 + (i % 20) as f32 * 1.1,
-                    100.0 + (i / 20) as f32 * 1.1,
-                    0.4,
-                    Brain::Wander,
-                )
-            })
-            .collect();
+        let spawns = wanderer_rows(200, 20, 1.1);
         let mut hashes = Vec::new();
         world.step(&spawns);
         for _ in 0..200 {
@@ -494,16 +485,7 @@ fn corner_graph_paths_give_the_same_world_as_the_search() {
             ..WorldConfig::default()
         };
         let mut world = World::new(config, mesh.clone(), 9);
-        let spawns: Vec<Input> = (0..150)
-            .map(|i| {
-                npc(
-                    60.0 + (i % 15) as f32 * 1.3,
-                    100.0 + (i / 15) as f32 * 1.3,
-                    0.4,
-                    Brain::Wander,
-                )
-            })
-            .collect();
+        let spawns = wanderer_rows(150, 15, 1.3);
         world.step(&spawns);
         (0..200)
             .map(|_| {
@@ -622,16 +604,7 @@ fn the_path_budget_grows_with_the_bodies() {
             ..WorldConfig::default()
         };
         let mut world = World::new(config, mesh.clone(), 4);
-        let spawns: Vec<Input> = (0..400)
-            .map(|i| {
-                npc(
-                    60.0 + (i % 20) as f32 * 1.2,
-                    100.0 + (i / 20) as f32 * 1.2,
-                    0.4,
-                    Brain::Wander,
-                )
-            })
-            .collect();
+        let spawns = wanderer_rows(400, 20, 1.2);
         world.step(&spawns);
         (1..=40).find(|_| world.step(&[]).paths_waiting == 0)
     };
