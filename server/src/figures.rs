@@ -255,6 +255,9 @@ pub(crate) struct Setup {
     pub(crate) spawn_blocked: usize,
     /// Live bodies at the end.
     pub(crate) bodies_end: usize,
+    /// The world's state hash after the last tick (`sim::World::state_hash`), in hex: the
+    /// same map, seed and settings give the same hash on every run and every machine.
+    pub(crate) state_hash_end: String,
 }
 
 /// World ticks per simulated second (20).
@@ -300,6 +303,11 @@ impl Report {
             s,
             "bodies           {} NPCs + {} players, seed {}, {} spawned blocked (near a wall or body)",
             r.setup.npcs, r.setup.players, r.setup.seed, r.setup.spawn_blocked
+        );
+        let _ = writeln!(
+            s,
+            "state hash       {} (after the last tick)",
+            r.setup.state_hash_end
         );
         let _ = writeln!(
             s,
@@ -427,6 +435,7 @@ mod tests {
             players: 0,
             spawn_blocked: 0,
             bodies_end: 1,
+            state_hash_end: "0123456789abcdef".to_owned(),
         });
         assert_eq!(r.ticks, 3);
         assert!((r.max_overlap_worst - 0.9).abs() < 1e-6);

@@ -231,6 +231,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         players: args.players,
         spawn_blocked: placer.blocked,
         bodies_end: world.bodies().count(),
+        state_hash_end: format!("{:016x}", world.state_hash()),
     });
     print!("{}", report.table());
     if report_file.is_some() {
