@@ -2,9 +2,10 @@
 //!
 //! One OS thread owns the [`World`]. Sessions talk to it only through one bounded channel
 //! ([`ToWorld`]): joins, validated inputs, leaves. Each tick it drains that channel, steps
-//! the world, and sends every client its snapshot as a QUIC datagram straight from this
-//! thread (`send_datagram` never blocks: a client that does not keep up has its snapshots
-//! dropped and counted, and after `slow_client_ticks` in a row it is told to go). Ticks are
+//! the world, captures a [`Frame`] of every body's wire state and hands it to the snapshot
+//! thread ([`crate::snapshots`]) with `try_send`: the snapshot thread builds and sends every
+//! client's datagram while the world steps the next tick, and if it is still busy that
+//! tick's snapshots are skipped and counted rather than the world waiting. Ticks are
 //! scheduled against deadlines 50 ms apart; a late tick is counted as an overrun and the
 //! schedule restarts from now rather than running missed ticks in a burst.
 
