@@ -11,7 +11,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use navmesh_builder::triangulate::RefineParams;
 
-use crate::{build_file, ms};
+use navmesh_builder::load::build_file;
+
+use crate::ms;
 
 pub(crate) fn run(mut maps: Vec<PathBuf>, runs: usize) -> Result<()> {
     if maps.is_empty() {

@@ -22,10 +22,12 @@
 //!
 //! [`pipeline::build`] runs them in order and times each one; [`render::render_svg`] draws
 //! a mesh ([`render::render_svg_with_paths`] with paths over it); [`scen::parse`] reads
-//! Moving AI scenario files (batches of path queries). The `navmesh-builder` binary wraps
+//! Moving AI scenario files (batches of path queries); [`load::load_map`] is the one map
+//! loader of every program (a navmesh file decoded, or a map built in memory). The `navmesh-builder` binary wraps
 //! all of it (`build`, `info`, `render`, `query`, `bench`).
 
 pub mod bake;
+pub mod load;
 pub mod pipeline;
 pub mod render;
 pub mod scen;

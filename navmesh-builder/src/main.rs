@@ -8,7 +8,8 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use navmesh::{NavMesh, NavMeshQuery, Point};
-use navmesh_builder::pipeline::{Built, SourceKind, StageTime, build};
+use navmesh_builder::load::{build_file, load_map};
+use navmesh_builder::pipeline::Built;
 use navmesh_builder::render::{PathOverlay, render_svg_with_paths};
 use navmesh_builder::triangulate::RefineParams;
 
@@ -166,7 +167,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Info { file } => {
-            let mesh = load_mesh(&file)?;
+            let mesh = load_map(&file)?.mesh;
             print_summary(&mesh);
             Ok(())
         }
@@ -183,7 +184,7 @@ fn run(cli: Cli) -> Result<()> {
             if !(radius.is_finite() && radius >= 0.0) {
                 bail!("--radius must be a finite number >= 0, got {radius}");
             }
-            let (mesh, _) = load_or_build(&file)?;
+            let mesh = load_map(&file)?.mesh;
             render_with_paths(&mesh, &output, width, &paths, radius)?;
             println!("wrote {}", output.display());
             Ok(())
@@ -206,52 +207,6 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 /// Reads and builds one map file, naming the file in every error.
-pub(crate) fn build_file(
-    input: &Path,
-    params: &RefineParams,
-    observe: &mut dyn FnMut(&StageTime),
-) -> Result<Built> {
-    let Some(kind) = SourceKind::from_path(input) else {
-        bail!(
-            "{}: unknown map format (expected .json for polygon maps or .map for Moving AI grid maps)",
-            input.display()
-        );
-    };
-    let text = std::fs::read_to_string(input)
-        .with_context(|| format!("cannot read {}", input.display()))?;
-    let name = input.file_name().map_or_else(
-        || input.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    build(&name, &text, kind, params, observe).with_context(|| format!("{}", input.display()))
-}
-
-fn load_mesh(path: &Path) -> Result<NavMesh> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    navmesh::decode(&bytes)
-        .with_context(|| format!("{} is not a valid navmesh file", path.display()))
-}
-
-/// Loads a navmesh file, or builds the mesh in memory when the path names a map the
-/// builder reads (`.json`, `.map`). Also says which it did, for the user.
-pub(crate) fn load_or_build(path: &Path) -> Result<(NavMesh, String)> {
-    if SourceKind::from_path(path).is_some() {
-        let built = build_file(path, &RefineParams::default(), &mut |_| {})?;
-        let total: f64 = built.stages.iter().map(|s| s.elapsed.as_secs_f64()).sum();
-        let mesh = built.mesh;
-        let origin = format!(
-            "map built in memory in {}: {} triangles",
-            ms(total),
-            mesh.triangle_count()
-        );
-        Ok((mesh, origin))
-    } else {
-        let mesh = load_mesh(path)?;
-        let origin = format!("navmesh file: {} triangles", mesh.triangle_count());
-        Ok((mesh, origin))
-    }
-}
-
 fn write_svg(mesh: &NavMesh, path: &Path, width: f64) -> Result<()> {
     render_with_paths(mesh, path, width, &[], 0.0)
 }

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use navmesh::{NavMeshQuery, PathError, Point};
 use navmesh_builder::scen::{self, Scenario};
 
-use crate::load_or_build;
+use navmesh_builder::load::load_map;
 
 /// A ratio above `1 + RATIO_SLACK` counts as longer than the file's optimum. Moving AI
 /// files round the optimum to 6 significant digits (a relative error up to 5e-6), so an
@@ -71,7 +71,9 @@ pub(crate) fn run(args: &QueryArgs) -> Result<()> {
         None => None,
     };
     let clock = Instant::now();
-    let (mesh, origin) = load_or_build(&args.mesh)?;
+    let loaded = load_map(&args.mesh)?;
+    let origin = loaded.to_string();
+    let mesh = loaded.mesh;
     let load = clock.elapsed();
     // Queries of every radius answer through the corner graph where they can: build it
     // before timing them.

@@ -15,7 +15,6 @@ mod figures;
 pub mod game;
 mod http;
 pub mod interest;
-mod load;
 pub mod metrics;
 mod progress;
 pub mod run;

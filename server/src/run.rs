@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use navmesh::NavMesh;
-use navmesh_builder::pipeline::{SourceKind, build};
-use navmesh_builder::triangulate::RefineParams;
+use navmesh_builder::load::{build_source, load_map as load_map_file};
+use navmesh_builder::pipeline::SourceKind;
 use protocol::{Bounds, DisconnectReason};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
@@ -25,7 +25,6 @@ use crate::config::Config;
 use crate::game::{Game, GameConfig, run_loop};
 use crate::http::{Health, serve as serve_http};
 use crate::interest::ViewRange;
-use crate::load::load;
 use crate::metrics::{Metrics, Refusal};
 use crate::session::{SessionContext, run as run_session};
 use crate::snapshots::SnapshotConfig;
@@ -98,29 +97,15 @@ impl Running {
     }
 }
 
-/// Loads the configured map, or the embedded default map.
+/// Loads the configured map, or builds the embedded default map; returns the mesh and the
+/// map's name (the id clients are told).
 pub fn load_map(config: &Config) -> Result<(NavMesh, String)> {
-    match &config.map {
-        Some(path) => {
-            let loaded = load(path)?;
-            let name = path.file_name().map_or_else(
-                || path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            );
-            Ok((loaded.mesh, name))
-        }
-        None => {
-            let built = build(
-                DEFAULT_MAP_NAME,
-                DEFAULT_MAP,
-                SourceKind::Grid,
-                &RefineParams::default(),
-                &mut |_| {},
-            )
-            .context("the embedded default map")?;
-            Ok((built.mesh, DEFAULT_MAP_NAME.to_owned()))
-        }
-    }
+    let loaded = match &config.map {
+        Some(path) => load_map_file(path)?,
+        None => build_source(DEFAULT_MAP_NAME, DEFAULT_MAP, SourceKind::Grid)
+            .context("the embedded default map")?,
+    };
+    Ok((loaded.mesh, loaded.name))
 }
 
 /// Starts the server: binds both endpoints, starts the world thread and the accept loop.

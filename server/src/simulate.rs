@@ -18,10 +18,10 @@ use navmesh::{IslandId, Point};
 use sim::{Brain, EntityId, Input, Kind, PhaseClock, Vec2, World, WorldConfig};
 
 use crate::figures::{Setup, Tally, ticks_per_second};
-use crate::load::load;
 use crate::progress::Progress;
 use crate::sample::{PointSampler, Rng, SpawnPlacer};
 use crate::svg::render_frame;
+use navmesh_builder::load::load_map;
 
 /// Most NPCs, and most players, one run accepts.
 const MAX_BODIES: u64 = 1_000_000;
@@ -133,7 +133,8 @@ fn write_out(out: Option<(File, &Path)>, text: &str) -> Result<()> {
 /// Runs the command: loads the map, runs the world, prints the table, writes the files.
 pub fn run(args: &SimulateArgs) -> Result<()> {
     let ticks = check_args(args)?;
-    let loaded = load(&args.map)?;
+    let loaded = load_map(&args.map)?;
+    let map_origin = loaded.to_string();
     let report_file = create(&args.report)?;
     let svg_file = create(&args.svg)?;
     let mesh = Arc::new(loaded.mesh);
@@ -220,7 +221,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
 
     let report = tally.report(Setup {
         map: args.map.display().to_string(),
-        map_origin: loaded.origin,
+        map_origin,
         triangles: mesh.triangle_count(),
         islands: mesh.island_count(),
         walkable_area_m2: sampler.area(),

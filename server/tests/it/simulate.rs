@@ -292,6 +292,13 @@ fn bad_inputs_fail_with_one_error_line() {
         "1",
     ]);
     assert_fails_with(&out, "broken.json");
+    // The parser's message appears once: the chain adds context at each level and never
+    // repeats its cause.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let cause = stderr.rsplit(": ").next().unwrap_or_default().trim_end();
+    assert!(!cause.is_empty(), "stderr: {stderr}");
+    assert_eq!(stderr.matches(cause).count(), 1, "stderr: {stderr}");
+    assert!(stderr.contains("broken.json: parse: "), "stderr: {stderr}");
 
     let out = run(&[
         "simulate",
