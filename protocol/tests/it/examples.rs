@@ -178,7 +178,10 @@ struct Listing {
 
 impl Listing {
     fn bytes(&self) -> Vec<u8> {
-        self.lines.iter().flat_map(|line| line.bytes.clone()).collect()
+        self.lines
+            .iter()
+            .flat_map(|line| line.bytes.clone())
+            .collect()
     }
 }
 
@@ -235,7 +238,9 @@ fn parse(doc: &str) -> Result<Vec<Listing>, String> {
             at += 1;
         }
         if lines.get(at).map(|(_, t)| t.trim()) != Some("```text") {
-            return Err(format!("listing {name:?}: a ```text block must follow its marker"));
+            return Err(format!(
+                "listing {name:?}: a ```text block must follow its marker"
+            ));
         }
         at += 1;
         let first = at;
@@ -254,7 +259,9 @@ fn parse(doc: &str) -> Result<Vec<Listing>, String> {
                 });
                 break;
             }
-            body.push(parse_line(span.clone(), text).map_err(|e| format!("listing {name:?}: {e}"))?);
+            body.push(
+                parse_line(span.clone(), text).map_err(|e| format!("listing {name:?}: {e}"))?,
+            );
         }
     }
     Ok(listings)
@@ -310,7 +317,10 @@ fn the_wire_examples_are_what_the_codec_writes() {
     let mut rewrites = Vec::new();
     for listing in &listings {
         if !examples.iter().any(|(name, _)| *name == listing.name) {
-            problems.push(format!("listing {:?} has no example in the test", listing.name));
+            problems.push(format!(
+                "listing {:?} has no example in the test",
+                listing.name
+            ));
         }
         if listing.lines.iter().any(|line| {
             line.comment
@@ -364,7 +374,8 @@ fn the_wire_examples_are_what_the_codec_writes() {
 
 #[test]
 fn listings_are_parsed_strictly() {
-    let good = "x\n<!-- wire-example: a -->\n\n```text\n00 0a  # two bytes\n# a note\nff  # one\n```\n";
+    let good =
+        "x\n<!-- wire-example: a -->\n\n```text\n00 0a  # two bytes\n# a note\nff  # one\n```\n";
     let listings = parse(good).expect("parses");
     assert_eq!(listings.len(), 1);
     assert_eq!(listings[0].name, "a");
@@ -391,7 +402,10 @@ fn a_rewrite_keeps_the_annotations_when_the_layout_holds() {
     let doc = "<!-- wire-example: a -->\n```text\n00 01  # a pair\n# note\n02  #   one\n```\n";
     let listings = parse(doc).expect("parses");
     let same_size = rewrite(doc, &listings[0], &[0xaa, 0xbb, 0xcc]);
-    assert_eq!(same_size, "aa bb        # a pair\n# note\ncc           #   one\n");
+    assert_eq!(
+        same_size,
+        "aa bb        # a pair\n# note\ncc           #   one\n"
+    );
     let larger = rewrite(doc, &listings[0], &[1, 2, 3, 4, 5]);
     assert_eq!(
         larger,
