@@ -18,16 +18,16 @@
 //! on by default); it accepts no 0-RTT data and no connection migration.
 //!
 //! - **Certificate.** Unless given one (settings `cert` and `key`), the server creates a new
-//!   self-signed certificate at every start (so its fingerprint changes), valid for the DNS name `localhost` and the IP
-//!   addresses `127.0.0.1` and `::1`. No authority signs it, so a client pins it instead of
-//!   validating a chain: the **fingerprint** is the SHA-256 digest of the leaf
-//!   certificate's DER encoding, written as 64 lowercase hex digits without separators
-//!   (`openssl x509 -noout -fingerprint -sha256` prints the same digest in upper case with
-//!   colons). The server logs it at start (the `fingerprint` field of its "server started"
-//!   line) and, with the setting `fingerprint_file`, writes it to that file followed by a
-//!   newline. A pinning client accepts the certificate whose DER digest equals the pinned
-//!   one and skips name and chain checks; the TLS handshake's own signature check still
-//!   applies.
+//!   self-signed certificate at every start (so its fingerprint changes), valid for the DNS
+//!   name `localhost` and the IP addresses `127.0.0.1` and `::1`. No authority signs it, so
+//!   a client pins it instead of validating a chain: the **fingerprint** is the SHA-256
+//!   digest of the leaf certificate's DER encoding, written as 64 lowercase hex digits
+//!   without separators (`openssl x509 -noout -fingerprint -sha256` prints the same digest
+//!   in upper case with colons). The server logs it at start (the `fingerprint` field of
+//!   its "server started" line) and, with the setting `fingerprint_file`, writes it to that
+//!   file followed by a newline. A pinning client accepts the certificate whose DER digest
+//!   equals the pinned one and skips name and chain checks; the TLS handshake's own
+//!   signature check still applies.
 //! - **Server name (SNI).** The server has one certificate and ignores the name the client
 //!   sends. The reference client (`server::client`) sends `localhost`; with a certificate of
 //!   your own, send its DNS name and validate it normally.
@@ -109,8 +109,8 @@
 //! - Code 0 with an empty reason phrase, which is no `DisconnectReason`
 //!   ([`DisconnectReason::from_code`] gives `None`): the client finished (FIN) or reset
 //!   its control stream, before or after the welcome. The server removes the character.
-//!   This is the server's answer, not an error to report; [`ClientMessage::Leave`] is the
-//!   clean way out.
+//!   A client that ends its stream gets this close rather than a `Disconnect`;
+//!   [`ClientMessage::Leave`] is the clean way out.
 //!
 //! On shutdown the server sends [`Event::ShuttingDown`] with the grace period (2 s by
 //! default, `shutdown_grace_secs`), then a `Disconnect` with
@@ -144,7 +144,8 @@
 //! - **Rate.** At most 30 inputs per second per session (setting `input_rate_per_sec`),
 //!   as a token bucket that holds one second of inputs, so a burst of 30 passes. Inputs
 //!   beyond the rate are dropped without notice: they are **not** invalid messages, get no
-//!   event and never lead to a disconnect. Every valid input counts, `Nothing` included.
+//!   event and never lead to a disconnect. Every valid input counts against the rate,
+//!   `Nothing` and stale ones included.
 //! - **Invalid messages.** An undecodable datagram (wrong version byte, too long,
 //!   malformed, trailing bytes), an input that breaks the command rules above, and a
 //!   `Hello` or `Login` after the login each count as one invalid message and are
@@ -156,10 +157,11 @@
 //!
 //! ### Snapshots (server → client)
 //!
-//! [`ServerDatagram::Snapshot`]. The world ticks 20 times a second (`Welcome::tick_rate_hz`);
-//! tick numbers count the server's ticks since it started, one per tick. A client normally
-//! gets one snapshot per tick, fewer when the server thins out snapshots under load (at
-//! worst one every 8 ticks), when the client's bandwidth cap (64,000 bytes/s by default,
+//! [`ServerDatagram::Snapshot`]. The world ticks 20 times a second
+//! (`Welcome::tick_rate_hz`); tick numbers count the server's ticks since it started, one
+//! per tick. A client normally gets one snapshot per tick, fewer when the server thins out
+//! snapshots under load (at worst one every 8 ticks, `MAX_STRIDE` in the server's `game`
+//! module), when the client's bandwidth cap (64,000 bytes/s by default,
 //! `bandwidth_cap_bytes_per_sec`) is spent, or when its connection is congested (after 200
 //! congested snapshots in a row, 10 s at full rate, the server disconnects with
 //! [`DisconnectReason::SlowClient`]).
@@ -167,28 +169,27 @@
 //! A snapshot is a delta against the view of the snapshot at `baseline_tick`: the newest
 //! tick the client acknowledged (in an input's `ack_tick`; acknowledgements only move
 //! forward, and an input dropped as stale or over the rate carries none), if the server
-//! still holds that view (it keeps the last 16 it sent); else `None`, against an empty
-//! view. It lists entities that entered the view
-//! (full state), changed (position delta in centimetres, and the motion when it changed)
-//! or left. To apply one to its baseline view ([`View::apply`] does this): remove every
-//! `left` id, which must be in the baseline; move every `changed` entity by its delta and
-//! take its motion when given, each of which must be in the baseline and not in `left`;
-//! add every `entered` entity, which must not remain in the view. No id appears twice in
-//! one list, but one id may be in `left` and `entered` of the same snapshot (its kind or
-//! radius changed). Keep the views of the last few snapshots received by tick (32 is
-//! plenty); apply each snapshot to its baseline's view and drop snapshots whose baseline
-//! you no longer hold or whose tick is not newer than the newest you applied.
-//! [`ViewHistory`] does exactly this. Acknowledge the newest tick in your next input.
-//! `last_input_seq` is the `seq` of the newest input the world had taken when it ran the
-//! tick (0 before any).
+//! still holds that view (it keeps the last 16 it sent, `server::interest::HISTORY`); else
+//! `None`, against an empty view. It lists entities that entered the view (full state),
+//! changed (position delta in centimetres, and the motion when it changed) or left. To
+//! apply one to its baseline view ([`View::apply`] does this): remove every `left` id,
+//! which must be in the baseline; move every `changed` entity by its delta and take its
+//! motion when given, each of which must be in the baseline and not in `left`; add every
+//! `entered` entity, which must not remain in the view. No id appears twice in one list,
+//! but one id may be in `left` and `entered` of the same snapshot (its kind or radius
+//! changed). Keep the views of the last few snapshots received by tick (32 is plenty);
+//! apply each snapshot to its baseline's view and drop snapshots whose baseline you no
+//! longer hold or whose tick is not newer than the newest you applied. [`ViewHistory`] does
+//! exactly this. Acknowledge the newest tick in your next input. `last_input_seq` is the
+//! `seq` of the newest input the world had taken when it ran the tick (0 before any).
 //!
 //! The view holds the entities within the welcome's view radius of your character; one in
 //! view leaves only 4 m further out (setting `view_hysteresis_m`, not in the welcome), so
 //! entities on the border do not flicker. **Your own character is in your view**: it
 //! ranks ahead of every other entity that enters or changes, so its position comes from
-//! snapshots like anyone else's. When a datagram cannot hold every change, the nearest and most out-of-date
-//! entities go first; one left out keeps its last state in your view and is sent in a
-//! later snapshot.
+//! snapshots like anyone else's. When a datagram cannot hold every change, the nearest
+//! and most out-of-date entities go first; one left out keeps its last state in your view
+//! and is sent in a later snapshot.
 //!
 //! ## World, units and axes
 //!
