@@ -29,8 +29,9 @@ use crate::messages::{
 
 /// Largest control-stream frame payload, bytes.
 pub const MAX_FRAME_BYTES: usize = 4096;
-/// Largest datagram, bytes (version byte included). QUIC's own datagram limit on a typical
-/// path is a little above this (about 1,160–1,200 bytes).
+/// Largest datagram, bytes (version byte included). On a path with QUIC's smallest MTU a
+/// datagram holds a little less than this, so the server also caps each snapshot at what
+/// the connection allows.
 pub const MAX_DATAGRAM_BYTES: usize = 1200;
 /// Bytes of a datagram before its message body: the version byte.
 pub const DATAGRAM_HEADER_BYTES: usize = 1;

@@ -3,69 +3,212 @@
 //! delta snapshots ([`view`]). No I/O and no clock: the server and the load-test bots both
 //! build on it, and it is tested without sockets.
 //!
+//! These docs are the protocol's specification for client authors. Behaviour of today's
+//! server that a client relies on is stated here too, with the server's default settings
+//! (`server run`, see `docs/server.example.toml`) and, where the value is a constant, the
+//! constant's name. [`wire_examples`] shows each kind of message byte by byte.
+//!
 //! # Writing a client
 //!
-//! **Transport.** QUIC (RFC 9000) with TLS 1.3, ALPN [`ALPN`] (`mmo-sim/1`). The server
-//! presents a self-signed certificate unless configured with one; it logs the certificate's
-//! SHA-256 fingerprint at start so clients can pin it. The client must support QUIC
-//! datagrams (RFC 9221).
+//! ## Connection
 //!
-//! **Encoding.** bincode 2 "standard": little endian, integers as variable-length (a value
-//! below 251 is one byte; otherwise a marker byte 251/252/253 followed by 2/4/8 bytes),
-//! signed integers zigzag-encoded first, `f32` as 4 bytes, `Option` as a 0/1 byte then the
-//! value, enums as the variant index (variable-length, from 0 in declaration order) then the
-//! fields, `String` and `Vec` as a variable-length count then the items. Structs are their
-//! fields in declaration order. See [`messages`] for every type.
+//! QUIC version 1 (RFC 9000) over UDP, TLS 1.3 only, ALPN [`ALPN`] (`mmo-sim/1`), and QUIC
+//! datagrams (RFC 9221). The server listens on `127.0.0.1:4433` unless configured
+//! otherwise. It may answer a first connection attempt with a QUIC Retry (setting `retry`,
+//! on by default); it accepts no 0-RTT data and no connection migration.
 //!
-//! **Control stream.** The client opens one bidirectional stream. Each frame is a 4-byte
-//! big-endian length then that many bytes of one message ([`ClientMessage`] from the client,
-//! [`ServerMessage`] from the server); a length above [`MAX_FRAME_BYTES`] (4,096) closes the
-//! session. The session goes:
+//! - **Certificate.** Unless given one (settings `cert` and `key`), the server creates a new
+//!   self-signed certificate at every start (so its fingerprint changes), valid for the DNS
+//!   name `localhost` and the IP addresses `127.0.0.1` and `::1`. No authority signs it, so
+//!   a client pins it instead of validating a chain: the **fingerprint** is the SHA-256
+//!   digest of the leaf certificate's DER encoding, written as 64 lowercase hex digits
+//!   without separators (`openssl x509 -noout -fingerprint -sha256` prints the same digest
+//!   in upper case with colons). The server logs it at start (the `fingerprint` field of
+//!   its "server started" line) and, with the setting `fingerprint_file`, writes it to that
+//!   file followed by a newline. A pinning client accepts the certificate whose DER digest
+//!   equals the pinned one and skips name and chain checks; the TLS handshake's own
+//!   signature check still applies.
+//! - **Server name (SNI).** The server has one certificate and ignores the name the client
+//!   sends. The reference client (`server::client`) sends `localhost`; with a certificate of
+//!   your own, send its DNS name and validate it normally.
+//! - **Datagrams.** The client must offer datagram support (the `max_datagram_frame_size`
+//!   transport parameter). Snapshot datagrams are at most [`MAX_DATAGRAM_BYTES`] (1,200)
+//!   bytes; the server sizes each one to the smallest of its setting `snapshot_max_bytes`
+//!   (800 by default, at most 1,200), the path's MTU, and the client's parameter minus 9
+//!   bytes of frame overhead. So a client should advertise at least 1,209 (quinn and most
+//!   stacks advertise 65,535); a smaller value only makes snapshots smaller. A client that
+//!   offers no datagram support at all is logged in today but never receives a snapshot.
+//! - **Streams.** The client opens exactly one bidirectional stream, the control stream (the
+//!   server allows one, and no unidirectional streams); the server opens none. QUIC
+//!   announces a stream only with its first bytes, so send the hello at once.
+//! - **Liveness.** The server sends QUIC keep-alives every 4 s (setting `keep_alive_secs`)
+//!   and the connection closes after 15 s without a packet from the peer
+//!   (`idle_timeout_secs`; QUIC takes the smaller of both sides' `max_idle_timeout`). No
+//!   application ping is needed: the server never sends [`ServerMessage::Ping`] today and
+//!   answers a [`ClientMessage::Ping`] with a [`ServerMessage::Pong`] of the same nonce
+//!   (useful to measure the round trip). A client must still answer a server `Ping` with a
+//!   `Pong` should one come.
+//!
+//! ## Encoding
+//!
+//! bincode 2 "standard": little endian, integers as variable-length (a value up to 250 is
+//! one byte; otherwise a marker byte 251/252/253 followed by 2/4/8 bytes), whatever the
+//! field's type (`u16` included); signed integers zigzag-encoded first; `f32` as 4 bytes;
+//! `Option` as a 0/1 byte then the value; enums as the variant index (variable-length,
+//! from 0 in declaration order) then the fields; `String` and `Vec` as a variable-length
+//! count (of bytes for a string) then the items. Structs are their fields in declaration
+//! order. [`wire_examples`] spells this out on real messages; [`messages`] has every type.
+//! A message must be followed by nothing: trailing bytes in a frame or datagram make it
+//! invalid.
+//!
+//! ## Control stream
+//!
+//! Each frame is a 4-byte big-endian length then that many bytes of one message
+//! ([`ClientMessage`] from the client, [`ServerMessage`] from the server). A length above
+//! [`MAX_FRAME_BYTES`] (4,096) ends the session at once with `FrameTooLarge`; a length of
+//! 0, or a payload that is not exactly one valid message, with `BadMessage`, as does any
+//! other message in place of the hello or the login. The session goes:
 //!
 //! 1. client → [`ClientMessage::Hello`] with [`PROTOCOL_VERSION`]. A server of another
 //!    version answers [`ServerMessage::Disconnect`] with
 //!    [`DisconnectReason::VersionMismatch`] and a text naming both versions.
-//! 2. client → [`ClientMessage::Login`] (name of 1–32 characters, optional token).
+//! 2. client → [`ClientMessage::Login`]. The name is 1 to [`MAX_NAME_CHARS`] (32)
+//!    characters, counted as Unicode scalar values (Rust `char`s, Python `len(str)`), not
+//!    bytes and not user-perceived characters, and holds no control character (Unicode
+//!    category Cc: U+0000–U+001F and U+007F–U+009F). Anything else is allowed, spaces and
+//!    other players' names included. A name outside these rules is refused with
+//!    [`DisconnectReason::LoginRejected`]. The token is not checked today.
 //! 3. server → [`ServerMessage::Welcome`]: the client's character id, tick rate, map id,
-//!    map bounds and view radius. From now on datagrams flow both ways.
-//! 4. Either side may send `Ping { nonce }`; the other answers `Pong` with the same nonce.
-//!    The server may send [`ServerMessage::Event`]s. The client ends the session with
-//!    [`ClientMessage::Leave`] (or by closing the connection).
-//! 5. The server ends a session with [`ServerMessage::Disconnect`] (a reason and a text),
-//!    then closes the connection with the reason's [`DisconnectReason::code`] as the QUIC
-//!    application error code, so the reason is known even if the frame is lost.
+//!    map bounds and view radius. Snapshot datagrams can arrive before the welcome (the
+//!    stream and datagrams are not ordered with each other); a client may apply them, or
+//!    drop them and wait for the next.
+//! 4. Then either side may send `Ping { nonce }`, answered by `Pong` with the same nonce;
+//!    the server sends [`ServerMessage::Event`]s. A `Hello` or `Login` after the login is
+//!    an invalid message (see *Inputs*) and changes nothing: the session goes on under its
+//!    first name. The client ends the session with [`ClientMessage::Leave`]; the server
+//!    answers with a `Disconnect` of [`DisconnectReason::ClientLeft`].
 //!
-//! The handshake (hello and login) must finish within a few seconds or the server closes
-//! the connection with [`DisconnectReason::Timeout`].
+//! Frames the client sends after the login and before the welcome are handled after the
+//! welcome.
 //!
-//! **Datagrams.** Each is one version byte (the low 8 bits of [`PROTOCOL_VERSION`]) and one
-//! message, at most [`MAX_DATAGRAM_BYTES`] (1,200) in all.
-//! - Client → server: [`ClientDatagram::Input`]: a sequence number (increasing), the newest
-//!   snapshot tick received, and a [`Command`] (move to a point, walk in a direction, stop,
-//!   or nothing). Inputs are unreliable and the latest wins; send the current intent again
-//!   if it matters, and send `Nothing` inputs to acknowledge snapshots when idle. The server
-//!   drops inputs with non-finite numbers, points outside the map bounds, or above its
-//!   rate limit, and counts them; after [`MAX_INVALID_MESSAGES`] invalid messages it
-//!   disconnects with [`DisconnectReason::TooManyInvalid`].
-//! - Server → client: [`ServerDatagram::Snapshot`], one per tick (20 per second) unless the
-//!   client's bandwidth budget is spent. A snapshot is a delta against the view of the
-//!   snapshot at `baseline_tick` (one the client acknowledged; `None` means against an empty
-//!   view): entities that entered the view (full state), changed (position delta in
-//!   centimetres, and motion when it changed) or left. Keep the views of the last few
-//!   snapshots received (32 is plenty) by tick; apply each snapshot to its baseline's view
-//!   with [`View::apply`] and drop snapshots whose baseline you no longer hold or whose tick
-//!   is not newer than the newest you applied (datagrams can arrive out of order).
-//!   [`ViewHistory`] does exactly this. Acknowledge the newest tick in your next input.
+//! ## How a session ends
 //!
-//! Positions are centimetres ([`QPos`]); world coordinates are metres with the map's
-//! bounds from the welcome. The view holds the entities within the view radius of your
-//! character (with a few metres of hysteresis before they leave), nearest first when a
-//! datagram cannot hold every change; an entity left out keeps its last state in your view
+//! Most endings are a [`ServerMessage::Disconnect`] (a reason and a text): the server
+//! writes it, finishes its side of the stream, waits up to half a second for the client to
+//! receive it, then closes the connection with the reason's [`DisconnectReason::code`] as
+//! the QUIC application error code and the same text as the reason phrase. Some endings
+//! arrive **only as a close code**, without a `Disconnect` frame:
+//!
+//! - [`DisconnectReason::Timeout`] (9): the hello and the login did not both arrive within
+//!   5 s of the QUIC handshake's end (setting `handshake_timeout_secs`). The QUIC handshake
+//!   itself must finish within the same time.
+//! - [`DisconnectReason::ServerFull`] (5) at connection time: the server already holds its
+//!   most sessions in total (`max_clients`) or from the client's IP address
+//!   (`max_clients_per_ip`); the reason phrase says which. (When the world has no room
+//!   for the character at login, `ServerFull` comes as a frame.)
+//! - Code 0 with an empty reason phrase, which is no `DisconnectReason`
+//!   ([`DisconnectReason::from_code`] gives `None`): the client finished (FIN) or reset
+//!   its control stream, before or after the welcome. The server removes the character.
+//!   A client that ends its stream gets this close rather than a `Disconnect`;
+//!   [`ClientMessage::Leave`] is the clean way out.
+//!
+//! On shutdown the server sends [`Event::ShuttingDown`] with the grace period (2 s by
+//! default, `shutdown_grace_secs`), then a `Disconnect` with
+//! [`DisconnectReason::Shutdown`]; new connections are refused at the QUIC level. A
+//! connection silent for the idle timeout closes without any application code.
+//!
+//! ## Datagrams
+//!
+//! Each is one version byte (the low 8 bits of [`PROTOCOL_VERSION`]) and one message, at
+//! most [`MAX_DATAGRAM_BYTES`] (1,200) in all.
+//!
+//! ### Inputs (client → server)
+//!
+//! [`ClientDatagram::Input`]: a sequence number, the newest snapshot tick applied, and a
+//! [`Command`]. Send inputs only after the welcome.
+//!
+//! - **Sequence.** `seq` must grow with every input (it may start anywhere and skip
+//!   numbers); an input whose `seq` is not above the newest the server took is dropped
+//!   without notice (datagrams can arrive out of order).
+//! - **Latest wins.** Inputs are unreliable. Of the inputs that arrive during one tick,
+//!   the last command other than [`Command::Nothing`] is applied at the next tick; send the
+//!   current intent again if it matters (the load-test bots resend an order not confirmed
+//!   by a snapshot's `last_input_seq` within 250 ms). `Nothing` only acknowledges: send
+//!   one at least every 100 ms or so when idle, so deltas stay small.
+//! - **Commands.** [`Command::MoveTo`]: a point in metres, finite and inside the welcome's
+//!   bounds (edges included); the server finds the path, and a point inside a wall is
+//!   moved to the nearest walkable point. [`Command::Direction`]: finite, with a length
+//!   (`hypot(x, y)`) of at least 1e-6 (the server's `session::check_command`); only the
+//!   direction counts, the character walks at its speed until the next command, kept out
+//!   of walls. [`Command::Stop`] stops it.
+//! - **Rate.** At most 30 inputs per second per session (setting `input_rate_per_sec`),
+//!   as a token bucket that holds one second of inputs, so a burst of 30 passes. Inputs
+//!   beyond the rate are dropped without notice: they are **not** invalid messages, get no
+//!   event and never lead to a disconnect. Every valid input counts against the rate,
+//!   `Nothing` and stale ones included.
+//! - **Invalid messages.** An undecodable datagram (wrong version byte, too long,
+//!   malformed, trailing bytes), an input that breaks the command rules above, and a
+//!   `Hello` or `Login` after the login each count as one invalid message and are
+//!   dropped. The server tells the client with [`Event::InvalidInput`] (the count so far
+//!   and why the latest was invalid), coalesced: at the first invalid message, then for an
+//!   invalid message only when a second or more has passed since the last event. The
+//!   count never decreases; at [`MAX_INVALID_MESSAGES`] (100) the session ends with
+//!   [`DisconnectReason::TooManyInvalid`] instead of an event.
+//!
+//! ### Snapshots (server → client)
+//!
+//! [`ServerDatagram::Snapshot`]. The world ticks 20 times a second
+//! (`Welcome::tick_rate_hz`); tick numbers count the server's ticks since it started, one
+//! per tick. A client normally gets one snapshot per tick, fewer when the server thins out
+//! snapshots under load (at worst one every 8 ticks, `MAX_STRIDE` in the server's `game`
+//! module), when the client's bandwidth cap (64,000 bytes/s by default,
+//! `bandwidth_cap_bytes_per_sec`) is spent, or when its connection is congested (after 200
+//! congested snapshots in a row, 10 s at full rate, the server disconnects with
+//! [`DisconnectReason::SlowClient`]).
+//!
+//! A snapshot is a delta against the view of the snapshot at `baseline_tick`: the newest
+//! tick the client acknowledged (in an input's `ack_tick`; acknowledgements only move
+//! forward, and an input dropped as stale or over the rate carries none), if the server
+//! still holds that view (it keeps the last 16 it sent, `server::interest::HISTORY`); else
+//! `None`, against an empty view. It lists entities that entered the view (full state),
+//! changed (position delta in centimetres, and the motion when it changed) or left. To
+//! apply one to its baseline view ([`View::apply`] does this): remove every `left` id,
+//! which must be in the baseline; move every `changed` entity by its delta and take its
+//! motion when given, each of which must be in the baseline and not in `left`; add every
+//! `entered` entity, which must not remain in the view. No id appears twice in one list,
+//! but one id may be in `left` and `entered` of the same snapshot (its kind or radius
+//! changed). Keep the views of the last few snapshots received by tick (32 is plenty);
+//! apply each snapshot to its baseline's view and drop snapshots whose baseline you no
+//! longer hold or whose tick is not newer than the newest you applied. [`ViewHistory`] does
+//! exactly this. Acknowledge the newest tick in your next input. `last_input_seq` is the
+//! `seq` of the newest input the world had taken when it ran the tick (0 before any).
+//!
+//! The view holds the entities within the welcome's view radius of your character; one in
+//! view leaves only 4 m further out (setting `view_hysteresis_m`, not in the welcome), so
+//! entities on the border do not flicker. **Your own character is in your view**: it
+//! ranks ahead of every other entity that enters or changes, so its position comes from
+//! snapshots like anyone else's. When a datagram cannot hold every change, the nearest
+//! and most out-of-date entities go first; one left out keeps its last state in your view
 //! and is sent in a later snapshot.
+//!
+//! ## World, units and axes
+//!
+//! The world is a plane: `x` and `y` in metres in the map's own coordinates, no height and
+//! no orientation on the wire. Positions on the wire are whole centimetres ([`QPos`]), the
+//! centre of the body's circle of `radius_cm`. For grid maps (the default map, den520d, is
+//! one) one cell is one metre: cell (column `x`, row `y`) is the square from (`x`, `y`) to
+//! (`x` + 1, `y` + 1), row 0 being the file's first row, so `y` grows downwards when the
+//! map is drawn as its file reads. Player characters and NPCs are circles of 0.4 m radius
+//! walking at 1.5 m/s (7.5 cm per tick; `RADIUS_M` and `SPEED_MPS` in the server's `game`
+//! module); the crowd rules may also move a body aside (motion [`Motion::Circling`]) or
+//! push it ([`Motion::Repulsed`]).
 
 pub mod codec;
 pub mod messages;
 pub mod view;
+
+#[doc = include_str!("../docs/wire-examples.md")]
+pub mod wire_examples {}
 
 pub use codec::{DecodeError, EncodeError, MAX_DATAGRAM_BYTES, MAX_FRAME_BYTES};
 pub use messages::{
@@ -78,15 +221,18 @@ pub use view::{
     ViewHistory, build_snapshot,
 };
 
-/// The protocol version this crate speaks. Bumped on any change to a message.
+/// The protocol version this crate speaks. Bumped on any change to a message. Datagrams
+/// carry its low 8 bits as their first byte.
 pub const PROTOCOL_VERSION: u16 = 1;
 
 /// The ALPN protocol name of the QUIC connection.
 pub const ALPN: &[u8] = b"mmo-sim/1";
 
-/// Invalid messages (undecodable datagrams, invalid inputs) a session may send before the
-/// server disconnects it.
+/// Invalid messages (undecodable datagrams, inputs that break the command rules, a hello
+/// or login after the login) at which the server ends a session with
+/// [`DisconnectReason::TooManyInvalid`]. Inputs dropped for the rate limit or as stale are
+/// not invalid and do not count.
 pub const MAX_INVALID_MESSAGES: u32 = 100;
 
-/// Longest login name, characters.
+/// Longest login name, in characters: Unicode scalar values (Rust `char`s), not bytes.
 pub const MAX_NAME_CHARS: usize = 32;

@@ -1,10 +1,11 @@
 //! Every message on the wire. Field order is the encoding order (bincode, see
-//! [`crate::codec`]); changing a message means bumping [`crate::PROTOCOL_VERSION`].
+//! [`crate::codec`], and [`crate::wire_examples`] for messages byte by byte); changing a
+//! message means bumping [`crate::PROTOCOL_VERSION`].
 
 use serde::{Deserialize, Serialize};
 
 /// An entity as the wire names it: the world's slot and generation. A despawned entity's
-/// id never names the entity that later reuses its slot.
+/// id never names the entity that later reuses its slot (the slot's generation grows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct NetId {
     /// Slot in the server's entity set.
@@ -44,7 +45,7 @@ pub fn quantize_cm(metres: f32) -> i32 {
     (metres * 100.0).round() as i32
 }
 
-/// Axis-aligned bounds of the map, metres.
+/// Axis-aligned bounds of the map's walkable area, metres.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Bounds {
     /// Smallest x.
@@ -97,7 +98,7 @@ pub struct EntityState {
     pub kind: EntityKind,
     /// Body radius, centimetres.
     pub radius_cm: u16,
-    /// Position.
+    /// Position of the body's centre.
     pub pos: QPos,
     /// What it is doing.
     pub motion: Motion,
@@ -121,11 +122,12 @@ pub struct Change {
 /// against nothing). See [`crate::view::View::apply`] for how a client applies it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
-    /// The server tick this snapshot shows.
+    /// The server tick this snapshot shows (ticks count from the server's start).
     pub tick: u64,
     /// The tick of the snapshot this one is a delta against; `None`: against an empty view.
     pub baseline_tick: Option<u64>,
-    /// Sequence number of the last input of this client that the world has applied.
+    /// `seq` of the newest input of this client the world had taken when it ran this tick
+    /// (`Nothing` inputs included); 0 before any.
     pub last_input_seq: u32,
     /// Entities that came into view (full state).
     #[serde(deserialize_with = "crate::codec::deserialize_list")]
@@ -143,21 +145,23 @@ pub struct Snapshot {
 pub enum Command {
     /// Nothing new: the datagram only acknowledges a snapshot.
     Nothing,
-    /// Walk to a point (metres); the server finds the path.
+    /// Walk to a point (metres), which must be finite and inside the welcome's bounds; the
+    /// server finds the path. A point inside a wall means the nearest walkable point.
     MoveTo {
         /// x, metres.
         x: f32,
         /// y, metres.
         y: f32,
     },
-    /// Walk in a direction until told otherwise (any non-zero length).
+    /// Walk in a direction at the character's speed until the next command. Only the
+    /// direction counts; the numbers must be finite, with a length of at least 1e-6.
     Direction {
         /// x component.
         x: f32,
         /// y component.
         y: f32,
     },
-    /// Stop.
+    /// Stop where it is.
     Stop,
 }
 
@@ -165,11 +169,11 @@ pub enum Command {
 /// an input whose `seq` is not newer than the last one it took.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Input {
-    /// Increases by one with every input the client sends (wrapping is not supported: a
-    /// session that sends 2^32 inputs ends).
+    /// Grows with every input the client sends (from any start, gaps allowed). It does not
+    /// wrap: after `u32::MAX`, every input would be dropped as stale.
     pub seq: u32,
     /// The newest snapshot tick the client has received and applied, so the server can
-    /// delta-encode against it.
+    /// delta-encode against it; `None` before the first.
     pub ack_tick: Option<u64>,
     /// What to do.
     pub command: Command,
@@ -186,12 +190,13 @@ pub enum ClientMessage {
     },
     /// Second frame: who is playing.
     Login {
-        /// Display name, 1–32 characters.
+        /// Display name: 1 to [`crate::MAX_NAME_CHARS`] characters (Unicode scalar
+        /// values), none of them a control character (Unicode category Cc).
         name: String,
-        /// An access token, when the server requires one.
+        /// An access token, when the server requires one (today's server ignores it).
         token: Option<String>,
     },
-    /// Asks for a [`ServerMessage::Pong`] with the same nonce.
+    /// Asks for a [`ServerMessage::Pong`] with the same nonce (after the login).
     Ping {
         /// Echoed back.
         nonce: u64,
@@ -201,7 +206,8 @@ pub enum ClientMessage {
         /// The ping's nonce.
         nonce: u64,
     },
-    /// The client is leaving; the server removes its character.
+    /// The client is leaving; the server removes its character and answers with a
+    /// [`ServerMessage::Disconnect`] of [`DisconnectReason::ClientLeft`].
     Leave,
 }
 
@@ -212,26 +218,30 @@ pub struct Welcome {
     pub version: u16,
     /// The client's character.
     pub entity: NetId,
-    /// Ticks (and snapshots) per second.
+    /// Ticks (and at most as many snapshots) per second: 20.
     pub tick_rate_hz: u16,
-    /// Name of the map being served.
+    /// Name of the map being served (its file name).
     pub map_id: String,
-    /// The map's bounds; inputs outside are rejected.
+    /// The map's bounds; move-to points outside are invalid.
     pub bounds: Bounds,
-    /// Entities within this distance of the character are in view, metres.
+    /// Entities within this distance of the character enter the view, metres (they leave
+    /// it a few metres further out).
     pub view_radius_m: f32,
 }
 
 /// Something that happened, sent on the control stream.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Event {
-    /// The server is shutting down; the connection closes after this many milliseconds.
+    /// The server is shutting down; after this many milliseconds it ends the session with
+    /// [`DisconnectReason::Shutdown`].
     ShuttingDown {
         /// Grace period, milliseconds.
         grace_ms: u32,
     },
-    /// Messages from this client were invalid and dropped; after
-    /// [`crate::MAX_INVALID_MESSAGES`] in total the server disconnects.
+    /// Messages from this client were invalid and dropped; at
+    /// [`crate::MAX_INVALID_MESSAGES`] in total the server disconnects. Coalesced: sent for
+    /// the first invalid message, then for an invalid message only when a second or more has
+    /// passed since the last one was sent, so `count` may jump.
     InvalidInput {
         /// Invalid messages so far in this session.
         count: u32,
@@ -247,7 +257,8 @@ pub enum ServerMessage {
     Welcome(Welcome),
     /// Something happened.
     Event(Event),
-    /// Asks for a [`ClientMessage::Pong`].
+    /// Asks for a [`ClientMessage::Pong`]. Today's server never sends it; a client answers
+    /// it all the same.
     Ping {
         /// Echo it back.
         nonce: u64,
@@ -257,8 +268,8 @@ pub enum ServerMessage {
         /// The ping's nonce.
         nonce: u64,
     },
-    /// The server closes the session; the QUIC connection closes with the reason's
-    /// [`DisconnectReason::code`] right after.
+    /// The server closes the session; it finishes the stream, and the QUIC connection
+    /// closes with the reason's [`DisconnectReason::code`] and this text right after.
     Disconnect {
         /// Why, as a code.
         reason: DisconnectReason,
@@ -267,28 +278,37 @@ pub enum ServerMessage {
     },
 }
 
-/// Why a session ended. [`DisconnectReason::code`] is also the QUIC application close code.
+/// Why a session ended. [`DisconnectReason::code`] is also the QUIC application close code;
+/// on the wire, in a [`ServerMessage::Disconnect`], the reason is its variant index, one less
+/// than its code. [`DisconnectReason::Timeout`], and [`DisconnectReason::ServerFull`] when
+/// the connection is refused as it opens, arrive only as close codes, without a
+/// `Disconnect` frame. A close with code 0 is no reason: the server closes so when the
+/// client finished or reset its control stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum DisconnectReason {
     /// Client and server speak different protocol versions.
     VersionMismatch,
-    /// A message could not be decoded or came out of order.
+    /// A control frame could not be decoded, or a message came out of order (the first
+    /// not a hello, the second not a login).
     BadMessage,
     /// A control frame announced more than [`crate::MAX_FRAME_BYTES`].
     FrameTooLarge,
     /// Too many invalid messages ([`crate::MAX_INVALID_MESSAGES`]).
     TooManyInvalid,
-    /// The server or this address has as many sessions as it allows.
+    /// The server or this address has as many sessions as it allows (a close code only,
+    /// its reason phrase saying which), or the world has no room for another character (a
+    /// `Disconnect` frame after the login).
     ServerFull,
-    /// The login was refused (bad name or token).
+    /// The login was refused: the name breaks the rules of [`ClientMessage::Login`].
     LoginRejected,
     /// The server is shutting down.
     Shutdown,
-    /// The client did not keep up (its snapshots kept being dropped).
+    /// The client did not keep up: its snapshots kept being dropped for congestion, or it
+    /// did not read its control stream for 5 s.
     SlowClient,
-    /// The client did not finish the handshake in time.
+    /// The client did not send hello and login in time (a close code only).
     Timeout,
-    /// The client said it was leaving.
+    /// The client sent [`ClientMessage::Leave`].
     ClientLeft,
     /// Something went wrong on the server.
     Internal,
@@ -327,7 +347,8 @@ impl DisconnectReason {
         }
     }
 
-    /// The reason with this close code.
+    /// The reason with this close code; `None` for 0 (the server's close when the client
+    /// ended its control stream) and for codes of no reason.
     pub fn from_code(code: u64) -> Option<DisconnectReason> {
         DisconnectReason::ALL
             .into_iter()

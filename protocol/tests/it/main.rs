@@ -5,6 +5,7 @@
 //! the same cases and a failure reproduces by running the test again.
 
 mod codec;
+mod examples;
 mod snapshots;
 mod strategies;
 
