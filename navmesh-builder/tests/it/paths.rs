@@ -220,7 +220,7 @@ fn check_on_grid(grid: &Grid, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Distance from `p` to the segment `a b` (brute force, independent of `navmesh::width`).
+/// Distance from `p` to the segment `a b` (brute force, independent of `navmesh::geom`).
 fn segment_distance(p: Point, a: Point, b: Point) -> f64 {
     let ab = b - a;
     let len2 = ab.dot(ab);

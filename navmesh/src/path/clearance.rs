@@ -3,9 +3,9 @@
 //! exact point path kept when the result would still clip a wall.
 
 use super::NavMeshQuery;
-use crate::geom::{Point, orient};
+use crate::geom::{Point, clamped_projection, orient, orient_sign};
 use crate::mesh::NavMesh;
-use crate::raycast::{Raycast, orient_sign};
+use crate::raycast::Raycast;
 
 impl NavMeshQuery {
     /// Turns the point path in `out` into the path for a disc of `radius` (see the parent
@@ -221,14 +221,7 @@ fn segment_distance(p: Point, q: Point, a: Point, b: Point) -> (f64, Point, Poin
         (p, a, b, true),
         (q, a, b, true),
     ] {
-        let ab = seg_b - seg_a;
-        let len2 = ab.dot(ab);
-        let t = if len2 > 0.0 {
-            ((point - seg_a).dot(ab) / len2).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        let closest = seg_a + ab * t;
+        let closest = clamped_projection(point, seg_a, seg_b);
         let d = point.distance(closest);
         if d < best.0 {
             best = if point_on_pq {

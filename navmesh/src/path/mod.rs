@@ -188,7 +188,7 @@ pub struct NavMeshQuery {
     open: BinaryHeap<Open>,
     start_tris: Vec<TriId>,
     goal_tris: Vec<TriId>,
-    /// Best `g` per turn (see [`search::turn_key`]), valid where `turn_stamp` equals `stamp`.
+    /// Best `g` per turn (see `search::turn_key`), valid where `turn_stamp` equals `stamp`.
     turn_best: Vec<f64>,
     turn_stamp: Vec<u32>,
     /// Landmark bound per triangle edge (`tri * 3 + edge`), valid where `edge_stamp`

@@ -363,7 +363,7 @@ impl NavMeshQuery {
             return node.g;
         }
         let root = self.roots[node.root as usize];
-        let to_interval = crate::width::distance_to_segment(root.point, node.left, node.right);
+        let to_interval = crate::geom::distance_to_segment(root.point, node.left, node.right);
         let edge = usize::from(node.edge);
         let key = node.tri.index() * 3 + edge;
         if self.edge_stamp[key] != self.stamp {
