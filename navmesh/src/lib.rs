@@ -21,7 +21,9 @@ pub mod geom;
 mod landmarks;
 pub mod locate;
 pub mod mesh;
+mod random;
 pub mod raycast;
+pub mod rng;
 pub mod walls;
 
 pub use file::{DecodeError, decode, encode};
@@ -29,6 +31,7 @@ pub use geom::{Aabb, Point};
 pub use locate::TriangleLocator;
 pub use mesh::{BuildInfo, IslandId, MeshError, NavMesh, TriId, VertId, WallEdge};
 pub use raycast::{Raycast, RaycastError, raycast};
+pub use rng::Rng;
 pub use walls::{WallGrid, WallHit};
 pub mod path;
 pub mod width;
