@@ -3,9 +3,8 @@
 //! # Point agents: the corner graph
 //! For radius 0 on an island whose corner graph has a distance table (see the `corners`
 //! module, `navmesh/src/corners.rs`: every island of up to 2,500 convex wall corners,
-//! built on the first query or by [`NavMesh::prepare_point_queries`]), no search
-//! runs. A visibility
-//! sweep from the start finds the goal if it is in view (the path is then the straight
+//! built on the first query or by [`NavMesh::prepare_point_queries`]), no search runs
+//! (`path/corner_graph.rs`). A visibility sweep from the start finds the goal if it is in view (the path is then the straight
 //! segment) and otherwise the corners in view along taut segments; a second sweep does the
 //! same from the goal; the path is the best `|s a| + D(a, b) + |b g|` over those corners,
 //! with `D` read from the table, unrolled corner by corner through the graph's edges. This
@@ -34,8 +33,8 @@
 //!   path bends there). This is the funnel algorithm, run on every corridor at once.
 //! - A node whose root has been reached more cheaply since, through the same turn (the
 //!   same vertex, entered from the same triangle, bending to the same side), is dropped
-//!   (root-level pruning). Pruning per vertex alone, as first written, lost regions that
-//!   only one of two turns at a vertex opens, and with them whole paths.
+//!   (root-level pruning). Pruning per vertex alone would lose regions that only one of
+//!   two turns at a vertex opens, and with them whole paths.
 //! - The search stops when the goal itself comes off the open list: its `f` is then the
 //!   exact length and no open node can do better.
 //!
@@ -54,12 +53,10 @@
 //! **Guarantee:** for a point agent (radius 0) both the corner graph and the search are
 //! exact in exact arithmetic (the sweeps decide visibility with exact predicates; lengths
 //! are sums of floats); the tests hold every scenario query of the five shipped Moving AI
-//! maps to within 1e-4 of an exact visibility-graph reference (measured: worst excess
-//! 0.0000% on each map). Known gap (measured on the search, before
-//! the corner graph, and not re-measured since): on random point
-//! pairs, forward and backward lengths agree on all but 2 of 12,000 pairs tried (those two
-//! differ by 0.003% and 0.05%): some funnel boundary still rounds the wrong way. Islands are
-//! checked first, so a goal on another island is answered without expanding anything.
+//! maps to within 1e-4 of an exact visibility-graph reference. Known gap: on rare random
+//! point pairs the search's forward and backward lengths differ by a small fraction of a
+//! percent: some funnel boundary still rounds the wrong way. Islands are checked first, so
+//! a goal on another island is answered without expanding anything.
 //!
 //! # Agent radius
 //! With radius `r > 0`, a triangle may only be crossed between two edges if its traversal
@@ -75,7 +72,7 @@
 //! compare both ways on random and scenario pairs at radii 0.4, 0.5 and 1.0 and find the
 //! same results.
 //!
-//! Then corners the path goes straight on at are dropped (the search keeps zero-angle
+//! Then (`path/clearance.rs`) corners the path goes straight on at are dropped (the search keeps zero-angle
 //! bends at wall vertices it needed as roots, the corner graph does not), and each corner
 //! is moved `r` away from the wall corner it turns around (along the bisector of the walls
 //! meeting there, then out of any other wall still closer than `r`), so no corner is closer
@@ -93,10 +90,12 @@
 //! number of node expansions each, so a world can spread many requests over its ticks.
 //!
 //! # Layout
-//! This module holds the public API and the slicing; the rest is split by concern:
-//! `search` (funnel nodes, the open list, node expansion, the landmark flood),
-//! `corner_graph` (point-agent queries answered through the corner graph) and
-//! `clearance` (a radius path's corners moved off the walls, its segments repaired).
+//! This file holds the public API ([`NavMeshQuery`], [`Path`], [`PathError`],
+//! [`SearchStats`]) and the slicing; the rest is split by concern: `search.rs` (funnel
+//! nodes, the open list, node expansion, the landmark flood), `corner_graph.rs` (queries
+//! answered through the corner graph, and the width check that admits them for a radius)
+//! and `clearance.rs` (a radius path's corners moved off the walls, its segments
+//! repaired).
 
 mod clearance;
 mod corner_graph;
