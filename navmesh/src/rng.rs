@@ -1,9 +1,10 @@
 //! The project's one seeded random generator (xorshift64*): the same seed gives the same
 //! sequence on every platform, with no global state.
 //!
-//! The world keeps one in its state (its [`Rng::state`] goes into the state hash), random
-//! points on the mesh draw from one ([`NavMesh::random_point`](crate::NavMesh::random_point)),
-//! and tools use one for sample points. It is small and fast, not cryptographic.
+//! It is meant to be the one generator type of every crate: the algorithm is the world's,
+//! bit for bit (a world's state hash includes [`Rng::state`]), random points on the mesh
+//! draw from it ([`NavMesh::random_point`](crate::NavMesh::random_point)), and tools and
+//! tests use it for sample points. It is small and fast, not cryptographic.
 
 /// A small deterministic generator: xorshift64* (Vigna, "An experimental exploration of
 /// Marsaglia's xorshift generators, scrambled", 2016), seeded through the SplitMix64
