@@ -32,7 +32,7 @@
 //! intersected with the angular span of each far edge; a non-wall edge with a part of
 //! positive angle in view gives a cone in the next triangle. Each far vertex inside the
 //! closed cone is seen. Every decision is an exact orientation test
-//! ([`crate::raycast`]'s predicate) on `r` and mesh vertices, so a corner exactly on a
+//! (`orient_sign` in [`crate::geom`]) on `r` and mesh vertices, so a corner exactly on a
 //! bounding ray (grid maps are full of collinear corners) is seen, consistently. Cones of
 //! zero angle (a ray grazing a vertex) are not followed: what only they would reach is
 //! reached by bending at that vertex, a corner on the same line, at the same length.
@@ -40,9 +40,8 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::geom::Point;
+use crate::geom::{Point, orient_sign};
 use crate::mesh::{NavMesh, TriId};
-use crate::raycast::orient_sign;
 
 /// Marks "no corner" in per-triangle-corner and per-corner tables.
 pub(crate) const NO_CORNER: u32 = u32::MAX;

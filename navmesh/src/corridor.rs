@@ -26,7 +26,7 @@
 //!
 //! The check follows every such choice at once: it keeps the set of places (triangle and
 //! entry edge) the pushed-off path can be in, walking each straight piece with exact
-//! orientation tests ([`crate::raycast`]'s predicate). The set stays tiny: the two ways
+//! orientation tests (`orient_sign` in [`crate::geom`]). The set stays tiny: the two ways
 //! round a vertex meet again in the next triangle.
 //!
 //! Being stricter than the search is safe (the query then runs the search); being looser
@@ -35,9 +35,8 @@
 //! (the search seeds every start triangle without an entry edge), and it does not follow a
 //! path through a vertex from one fan of a pinch vertex into the other.
 
-use crate::geom::Point;
+use crate::geom::{Point, orient_sign};
 use crate::mesh::{NavMesh, TriId};
-use crate::raycast::orient_sign;
 
 /// Marks a place entered by no edge: a start triangle.
 const NO_ENTRY: u8 = 3;

@@ -10,6 +10,7 @@ use crate::corners::Corners;
 use crate::geom::{Aabb, Point, orient};
 use crate::landmarks::{LANDMARK_COUNT, Landmarks};
 use crate::locate::TriangleLocator;
+use crate::random::LazyAreas;
 use crate::walls::WallGrid;
 use crate::width::traversal_widths;
 
@@ -217,6 +218,9 @@ pub struct NavMesh {
     /// Derived on first use: the corner graph and its distance tables (see
     /// [`crate::corners`]).
     corners: LazyCorners,
+    /// Derived on first use: cumulative triangle areas for random points (see
+    /// [`crate::random`]).
+    areas: LazyAreas,
     /// Derived: half the largest width anywhere, the largest radius any corridor admits.
     max_radius: f64,
     /// Derived: the walls in a uniform grid, for nearest-wall and box queries.
@@ -354,6 +358,7 @@ impl NavMesh {
             landmarks: Landmarks::default(),
             bridges: Bridges::default(),
             corners: LazyCorners::default(),
+            areas: LazyAreas::default(),
             max_radius: 0.0,
             wall_grid,
         };
@@ -415,6 +420,12 @@ impl NavMesh {
     pub fn corner_graph_size(&self) -> (usize, usize, usize) {
         let corners = self.corners();
         (corners.count(), corners.edge_count(), corners.table_bytes())
+    }
+
+    /// The area tables random points are drawn with, built on first use by
+    /// [`crate::random`].
+    pub(crate) fn lazy_areas(&self) -> &LazyAreas {
+        &self.areas
     }
 
     /// The landmark distances the path search's heuristic uses.

@@ -26,8 +26,9 @@
 //!
 //! Every decision of the walk (which vertices lie left of, right of or exactly on the line
 //! `from -> to`, and whether `to` lies in a triangle) is taken with an *exact* orientation
-//! predicate: a floating-point filter, then, for the rare near-degenerate case, an exact sum
-//! of the six products (Shewchuk's error-free transformations). Each vertex is therefore
+//! predicate (`orient_sign` in [`crate::geom`]): a floating-point filter, then, for the
+//! rare near-degenerate case, an exact sum of the six products (Shewchuk's error-free
+//! transformations). Each vertex is therefore
 //! classified once and consistently by every triangle that shares it, so a segment through a
 //! vertex, along an interior edge or along a wall, or starting on an edge or a vertex, is
 //! walked exactly as the real geometry says: no loop, no false hit, no missed wall. Points of
@@ -56,7 +57,7 @@
 //! geometrically (which [`NavMesh::new`] does not check); the error is never returned for a
 //! planar mesh. Raycasts never panic and never loop.
 
-use crate::geom::Point;
+use crate::geom::{Point, orient_sign};
 use crate::mesh::{NavMesh, TriId, VertId};
 
 /// The outcome of a raycast, see the module docs.
@@ -430,102 +431,6 @@ fn wall_index(mesh: &NavMesh, tri: TriId, e: usize) -> Option<usize> {
         .or_else(|| mesh.walls().iter().position(|w| (w.tri, w.edge) == key))
 }
 
-/// The sign of `orient(a, b, c)` (twice the signed area of `a b c`), computed exactly: 1 when
-/// counter-clockwise, -1 when clockwise, 0 when collinear. Exact for all finite inputs whose
-/// pairwise products neither overflow nor underflow (coordinates between about 1e-140 and
-/// 1e150 in magnitude, or zero).
-pub(crate) fn orient_sign(a: Point, b: Point, c: Point) -> i8 {
-    // Shewchuk's orient2d filter: the float result's sign is right unless it is within this
-    // bound of zero.
-    const EPS: f64 = f64::EPSILON / 2.0;
-    const ERR: f64 = (3.0 + 16.0 * EPS) * EPS;
-    let left = (b.x - a.x) * (c.y - a.y);
-    let right = (b.y - a.y) * (c.x - a.x);
-    let det = left - right;
-    let bound = ERR * (left.abs() + right.abs());
-    if det > bound {
-        return 1;
-    }
-    if -det > bound {
-        return -1;
-    }
-    // Exact without expansions when every coordinate is a multiple of 2^-16 below 2^30 in
-    // magnitude (grid maps: integers and halves) and the differences are below 1024: the
-    // differences are then exact, so are their products (below 2^52 units of 2^-32), and
-    // the float difference of two exact values has the exact sign.
-    const SCALE: f64 = 65536.0;
-    let on_grid = |v: f64| {
-        let s = v * SCALE;
-        s.abs() < (1u64 << 46) as f64 && (s as i64) as f64 == s
-    };
-    let small = |v: f64| v.abs() < 1024.0;
-    if on_grid(a.x)
-        && on_grid(a.y)
-        && on_grid(b.x)
-        && on_grid(b.y)
-        && on_grid(c.x)
-        && on_grid(c.y)
-        && small(b.x - a.x)
-        && small(b.y - a.y)
-        && small(c.x - a.x)
-        && small(c.y - a.y)
-    {
-        return if det > 0.0 {
-            1
-        } else if det < 0.0 {
-            -1
-        } else {
-            0
-        };
-    }
-    // Exact: det = bx·cy − bx·ay − ax·cy − by·cx + by·ax + ay·cx (the ax·ay terms cancel),
-    // each product split into an exact pair (high, low) with a fused multiply-add.
-    let products = [
-        (b.x, c.y),
-        (-b.x, a.y),
-        (-a.x, c.y),
-        (-b.y, c.x),
-        (b.y, a.x),
-        (a.y, c.x),
-    ];
-    let mut terms = [0.0f64; 12];
-    for (i, (x, y)) in products.into_iter().enumerate() {
-        let high = x * y;
-        terms[2 * i] = high;
-        terms[2 * i + 1] = x.mul_add(y, -high);
-    }
-    exact_sum_sign(&terms)
-}
-
-/// The sign of the exact sum of at most 12 floats, by growing a nonoverlapping expansion
-/// (Shewchuk, "Adaptive precision floating-point arithmetic", 1997, Grow-Expansion): the
-/// sign of the sum is the sign of the expansion's largest nonzero component.
-fn exact_sum_sign(terms: &[f64; 12]) -> i8 {
-    let mut expansion = [0.0f64; 12];
-    for (len, &term) in terms.iter().enumerate() {
-        let mut q = term;
-        for e in &mut expansion[..len] {
-            let (sum, err) = two_sum(q, *e);
-            *e = err;
-            q = sum;
-        }
-        expansion[len] = q;
-    }
-    match expansion.iter().rev().find(|&&x| x != 0.0) {
-        Some(&x) if x > 0.0 => 1,
-        Some(&x) if x < 0.0 => -1,
-        _ => 0,
-    }
-}
-
-/// `a + b` as an exact pair (rounded sum, rounding error) (Knuth's Two-Sum).
-fn two_sum(a: f64, b: f64) -> (f64, f64) {
-    let sum = a + b;
-    let b_virtual = sum - a;
-    let a_virtual = sum - b_virtual;
-    (sum, (a - a_virtual) + (b - b_virtual))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,7 +495,7 @@ mod tests {
 
     fn distance_to_wall(mesh: &NavMesh, w: usize, q: Point) -> f64 {
         let (c, d) = wall_points(mesh, w);
-        crate::width::distance_to_segment(q, c, d)
+        crate::geom::distance_to_segment(q, c, d)
     }
 
     /// Checks a raycast against the references; returns the result.
@@ -809,59 +714,6 @@ mod tests {
             RaycastError::StartOffMesh { x: 1.5, y: 1.5 }.to_string(),
             "ray start (1.5, 1.5) is off the mesh"
         );
-    }
-
-    #[test]
-    fn orientation_is_exact() {
-        // Integers below 2^52 are exact, their products are not: compare with i128.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |bits: u32| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> (64 - bits)) as i64 - (1i64 << (bits - 1))
-        };
-        for round in 0..20_000 {
-            let bits = [52, 30, 8][round % 3];
-            let a = (next(bits), next(bits));
-            let b = (next(bits), next(bits));
-            // Every third c is (nearly) on the line a b.
-            let c = if round % 2 == 0 {
-                let k = next(4) as i128;
-                let (cx, cy) = (
-                    a.0 as i128 + k * (b.0 as i128 - a.0 as i128) / 8,
-                    a.1 as i128 + k * (b.1 as i128 - a.1 as i128) / 8,
-                );
-                let jiggle = next(2);
-                (
-                    (cx as i64).clamp(-(1 << 51), 1 << 51) + jiggle,
-                    (cy as i64).clamp(-(1 << 51), 1 << 51),
-                )
-            } else {
-                (next(bits), next(bits))
-            };
-            let exact = (b.0 as i128 - a.0 as i128) * (c.1 as i128 - a.1 as i128)
-                - (b.1 as i128 - a.1 as i128) * (c.0 as i128 - a.0 as i128);
-            let f = |q: (i64, i64)| Point::new(q.0 as f64, q.1 as f64);
-            for scale in [1.0, 0.5f64.powi(60), 2.0f64.powi(40)] {
-                let s = |q: Point| q * scale;
-                assert_eq!(
-                    orient_sign(s(f(a)), s(f(b)), s(f(c))),
-                    exact.signum() as i8,
-                    "{a:?} {b:?} {c:?}"
-                );
-            }
-        }
-        // A classic near-collinear case that the plain float formula gets wrong.
-        let a = Point::new(0.5, 0.5);
-        let b = Point::new(12.0, 12.0);
-        let c = Point::new(24.0, 24.0);
-        for i in 0..64 {
-            let q = Point::new(a.x + i as f64 * f64::EPSILON, a.y);
-            let s = orient_sign(q, b, c);
-            let expected = if i == 0 { 0 } else { -1 };
-            assert_eq!(s, expected, "{i}");
-        }
     }
 
     /// Meshes for random segments, built once (construction derives a lot).

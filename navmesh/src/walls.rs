@@ -350,22 +350,8 @@ impl WallGrid {
     }
 }
 
-/// The point of segment `a b` closest to `p` (exactly `a` or `b` when it is an endpoint).
-pub fn closest_point_on_segment(p: Point, a: Point, b: Point) -> Point {
-    let ab = b - a;
-    let len2 = ab.dot(ab);
-    if len2 <= 0.0 {
-        return a;
-    }
-    let t = (p - a).dot(ab) / len2;
-    if t <= 0.0 {
-        a
-    } else if t >= 1.0 {
-        b
-    } else {
-        a + ab * t
-    }
-}
+/// Kept here too (it lives in [`crate::geom`]) for callers that name it by this path.
+pub use crate::geom::closest_point_on_segment;
 
 impl NavMesh {
     /// The closest wall point to `p` within `max_dist` (inclusive); ties go to the lowest

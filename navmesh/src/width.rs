@@ -13,20 +13,8 @@
 //! be judged narrower than they are, never wider. On unrefined meshes every vertex lies on a
 //! wall and the width is exact.
 
-use crate::geom::Point;
+use crate::geom::distance_to_segment;
 use crate::mesh::{NavMesh, TriId, VertId};
-
-/// Distance from `p` to the segment `a b`.
-pub fn distance_to_segment(p: Point, a: Point, b: Point) -> f64 {
-    let ab = b - a;
-    let len2 = ab.dot(ab);
-    let t = if len2 > 0.0 {
-        ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    p.distance(a + ab * t)
-}
 
 /// `widths[t][k]` for every triangle and corner, see the module docs.
 pub(crate) fn traversal_widths(mesh: &NavMesh) -> Vec<[f64; 3]> {

@@ -1,10 +1,10 @@
 //! Every shipped Moving AI map: area, islands, coverage and containment against the grid.
 
-use navmesh::{Point, TriId, TriangleLocator};
+use navmesh::{Point, Rng, TriId, TriangleLocator};
 use navmesh_builder::source::grid::{self, GridMap};
 use navmesh_builder::triangulate::RefineParams;
 
-use crate::{Rng, assert_mesh_invariants, build_map, map_path};
+use crate::{assert_mesh_invariants, build_map, map_path};
 
 const MAPS: [&str; 5] = [
     "arena.map",

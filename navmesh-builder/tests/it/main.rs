@@ -28,26 +28,6 @@ pub fn build_map(name: &str, params: &RefineParams) -> Built {
     build(name, &text, kind, params, &mut |_| {}).unwrap()
 }
 
-/// A small deterministic generator for sample points (splitmix64).
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a seed.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// Checks what every mesh must satisfy, independently of how `NavMesh::new` checked it:
 /// every triangle counter-clockwise with positive area, and neighbours symmetric across
 /// the same two vertices.

@@ -10,7 +10,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
 use navmesh::raycast::Raycast;
-use navmesh::{NavMesh, NavMeshQuery, Path, PathError, Point, TriId};
+use navmesh::{NavMesh, NavMeshQuery, Path, PathError, Point, Rng, TriId};
 use navmesh_builder::pipeline::{SourceKind, build};
 use navmesh_builder::source::grid::{self, GridMap};
 use navmesh_builder::triangulate::RefineParams;
@@ -18,7 +18,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRng, TestRunner};
 
 use crate::reference::{Grid, Reference, doubled, par_map};
-use crate::{Rng, build_map, map_path};
+use crate::{build_map, map_path};
 
 /// How many failures a test lists before the summary.
 const SHOW: usize = 12;
@@ -220,7 +220,7 @@ fn check_on_grid(grid: &Grid, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Distance from `p` to the segment `a b` (brute force, independent of `navmesh::width`).
+/// Distance from `p` to the segment `a b` (brute force, independent of `navmesh::geom`).
 fn segment_distance(p: Point, a: Point, b: Point) -> f64 {
     let ab = b - a;
     let len2 = ab.dot(ab);
@@ -1088,9 +1088,9 @@ fn turn_at_a_vertex_hit_exactly_by_a_funnel_ray_is_found() {
 fn paths_between_vertices_are_symmetric_on_lak303d() {
     let mesh = mesh("movingai/lak303d.map");
     let mut query = NavMeshQuery::new();
-    let mut rng = crate::Rng::new(5);
+    let mut rng = Rng::new(5);
     let n = mesh.triangle_count();
-    let pick = |rng: &mut crate::Rng, vertex: bool| {
+    let pick = |rng: &mut Rng, vertex: bool| {
         let t = navmesh::TriId(((rng.next_f64() * n as f64) as usize).min(n - 1) as u32);
         let [a, b, c] = mesh.triangle_points(t);
         if vertex {

@@ -1,11 +1,11 @@
 //! The shipped polygon maps: area, containment and coverage against the polygons.
 
 use navmesh::geom::ring_signed_area;
-use navmesh::{Point, TriId, TriangleLocator};
+use navmesh::{Point, Rng, TriId, TriangleLocator};
 use navmesh_builder::source::{MapInput, polygon};
 use navmesh_builder::triangulate::RefineParams;
 
-use crate::{Rng, assert_mesh_invariants, build_map, map_path};
+use crate::{assert_mesh_invariants, build_map, map_path};
 
 fn input(name: &str) -> MapInput {
     polygon::parse(name, &std::fs::read_to_string(map_path(name)).unwrap()).unwrap()
