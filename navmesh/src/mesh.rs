@@ -409,8 +409,8 @@ impl NavMesh {
 
     /// Builds the corner graph that path queries use (for every radius, see
     /// [`crate::path`]), if it is not built yet. Queries build it on first use; call this
-    /// at load time to keep that cost (tenths of a second on a large map, see the README)
-    /// out of the first query.
+    /// at load time to keep that cost (one Dijkstra run per corner of each tabled island;
+    /// `docs/benchmarks.md` has the times) out of the first query.
     pub fn prepare_point_queries(&self) {
         self.corners();
     }
