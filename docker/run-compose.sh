@@ -31,5 +31,10 @@ docker/build-base.sh
 trap '"${compose[@]}" down -v --remove-orphans >/dev/null 2>&1 || true' EXIT
 status=0
 "${compose[@]}" up --no-build --exit-code-from swarm "$@" || status=$?
+if ((status != 0)); then
+  # When the server never became healthy, `up` showed none of its output: show its end.
+  echo "--- the server's last log lines" >&2
+  "${compose[@]}" logs --no-color --tail=20 server >&2 || true
+fi
 echo "swarm exit code: $status" >&2
 exit "$status"
