@@ -10,6 +10,7 @@ port=${2:?usage: http-probe HOST PORT PATH}
 path=${3:?usage: http-probe HOST PORT PATH}
 
 # The whole exchange is bounded, so a hung server fails the probe instead of stalling it.
+# shellcheck disable=SC2016 # the inner script expands its own arguments
 exec timeout 5 bash -c '
   exec 3<>"/dev/tcp/$0/$1" || exit 1
   printf "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" "$2" "$0" >&3
