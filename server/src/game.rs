@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, error, info, warn};
 
 use crate::interest::{Frame, ViewRange, net_id};
-use crate::metrics::{InputDrop, Metrics, SnapshotDrop};
+use crate::metrics::{InputDrop, Metrics, Phase, SnapshotDrop};
 use crate::sample::{PointSampler, Rng, SpawnPlacer};
 use crate::snapshots::{
     ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob, Snapshotter,
@@ -342,7 +342,7 @@ impl Game {
             );
         }
         self.finish_joins(&out.spawned);
-        self.metrics.paths_waiting.set(out.paths_waiting as u64);
+        self.metrics.paths_waiting.set(out.paths_waiting as i64);
         out.phase_times
     }
 
@@ -397,10 +397,10 @@ impl Game {
     /// character, and the session changes not handed over yet.
     /// `None` when there is no client and no session change: nothing to capture then.
     pub fn snapshot_job(&mut self) -> Option<SnapshotJob> {
-        let players = self.clients.len() as u64;
+        let players = self.clients.len() as i64;
         self.metrics.players.set(players);
         if self.clients.is_empty() && self.membership.is_empty() {
-            let bodies = self.world.bodies().count() as u64;
+            let bodies = self.world.bodies().count() as i64;
             self.metrics.npcs.set(bodies.saturating_sub(players));
             return None;
         }
@@ -420,7 +420,7 @@ impl Game {
             .collect();
         self.metrics
             .npcs
-            .set((frame.len() as u64).saturating_sub(players));
+            .set((frame.len() as i64).saturating_sub(players));
         Some(SnapshotJob {
             tick: self.world.tick().0,
             frame,
@@ -455,14 +455,14 @@ pub fn run_loop(
         .spawn(move || {
             let mut snapshotter = Snapshotter::new(snapshots, Arc::clone(&snapshot_metrics));
             let mut pace = Pace::default();
-            snapshot_metrics.snapshot_stride.set(pace.stride);
+            snapshot_metrics.snapshot_stride.set(pace.stride as i64);
             while let Ok(job) = job_inbox.recv() {
                 let start = Instant::now();
                 snapshotter.serve(job, pace.stride);
                 let took = start.elapsed();
-                snapshot_metrics.phase_seconds[9].observe(took);
+                snapshot_metrics.observe_phase(Phase::Snapshots, took);
                 pace.update(took);
-                snapshot_metrics.snapshot_stride.set(pace.stride);
+                snapshot_metrics.snapshot_stride.set(pace.stride as i64);
             }
         });
     let snapshot_thread = match snapshot_thread {
@@ -559,11 +559,13 @@ fn world_loop(
         ready.store(true, Ordering::Relaxed);
 
         metrics.ticks.inc();
-        metrics.tick_seconds.observe(end - start);
-        for (hist, (_, time)) in metrics.phase_seconds.iter().zip(phases.named()) {
-            hist.observe(time);
+        metrics.observe_tick(end - start);
+        for (name, time) in phases.named() {
+            if let Some(phase) = Phase::of_world(name) {
+                metrics.observe_phase(phase, time);
+            }
         }
-        metrics.phase_seconds[8].observe(drained_at - start);
+        metrics.observe_phase(Phase::NetworkInputs, drained_at - start);
 
         deadline += TICK;
         let now = Instant::now();

@@ -1,21 +1,43 @@
-//! A minimal HTTP/1.1 endpoint for operations: `GET /metrics` (Prometheus text format),
+//! The operations endpoint over HTTP/1.1: `GET /metrics` (OpenMetrics text),
 //! `GET /healthz` (the process is serving) and `GET /readyz` (the world has ticked and the
-//! server is not shutting down). One request per connection, bounded in size and time.
+//! server is not shutting down). Any other path is 404, any other method on these paths
+//! 405.
+//!
+//! axum routes the requests; the connection loop is our own, on hyper, because it holds the
+//! limits that make the endpoint safe to expose: at most [`HttpLimits::max_connections`]
+//! connections at once (a client beyond that waits in the listen backlog until a place is
+//! free), one request per connection, a request head of at most 8 KiB (431 beyond), and a
+//! deadline per connection, so a slow or silent client cannot keep its place. Malformed
+//! requests get hyper's 400 and cost only their own connection.
+//!
+//! Shutdown: when the server's shutdown flag flips, the listener closes, idle connections
+//! close at once and a request in flight has until its connection's deadline.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
 use tokio::time::timeout;
 use tracing::debug;
 
-use crate::metrics::Metrics;
+use crate::metrics::{self, Metrics};
 
-/// Largest request head read, bytes.
+/// Largest request head read, bytes (hyper's smallest buffer limit).
 const MAX_REQUEST_BYTES: usize = 8 * 1024;
+
+/// Pause after a failed `accept` (the process may be out of file descriptors), so the loop
+/// does not spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// What the endpoint reports on.
 pub(crate) struct Health {
@@ -27,95 +49,191 @@ pub(crate) struct Health {
     pub(crate) shutdown: watch::Receiver<bool>,
 }
 
-/// Serves requests until `shutdown` flips.
-pub(crate) async fn serve(listener: TcpListener, health: Arc<Health>) {
-    let mut shutdown = health.shutdown.clone();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let health = Arc::clone(&health);
-                tokio::spawn(async move {
-                    // Slow or broken clients are cut off; nothing else depends on them.
-                    let _ = timeout(Duration::from_secs(5), answer(stream, &health)).await;
-                });
-            }
-            _ = shutdown.changed() => return,
+/// Bounds on the endpoint's connections.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HttpLimits {
+    /// Connections served at once.
+    pub(crate) max_connections: usize,
+    /// Longest a connection lives, from accept to close.
+    pub(crate) connection_deadline: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_connections: 64,
+            connection_deadline: Duration::from_secs(5),
         }
     }
 }
 
-async fn answer(mut stream: TcpStream, health: &Health) -> std::io::Result<()> {
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-        if head.len() > MAX_REQUEST_BYTES {
-            return respond(
-                &mut stream,
-                "431 Request Header Fields Too Large",
-                "text/plain",
-                "request too large\n",
-            )
-            .await;
-        }
-    }
-    let line = head
-        .split(|&b| b == b'\r' || b == b'\n')
-        .next()
-        .map(String::from_utf8_lossy)
-        .unwrap_or_default();
-    let mut parts = line.split(' ');
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    debug!(method, path, "http request");
-    if method != "GET" {
-        return respond(
-            &mut stream,
-            "405 Method Not Allowed",
-            "text/plain",
-            "only GET\n",
+/// The routes, with their fallbacks for unknown paths and methods.
+fn router(health: Arc<Health>) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics_text))
+        .route("/healthz", get(|| async { text(StatusCode::OK, "ok\n") }))
+        .route("/readyz", get(readyz))
+        .fallback(|| async { text(StatusCode::NOT_FOUND, "not found\n") })
+        .method_not_allowed_fallback(|| async {
+            text(StatusCode::METHOD_NOT_ALLOWED, "only GET\n")
+        })
+        .with_state(health)
+}
+
+fn text(status: StatusCode, body: &'static str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain")], body).into_response()
+}
+
+async fn metrics_text(State(health): State<Arc<Health>>) -> Response {
+    match health.metrics.render() {
+        Ok(body) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, metrics::CONTENT_TYPE)],
+            body,
         )
-        .await;
-    }
-    match path {
-        "/metrics" => {
-            let body = health.metrics.render();
-            respond(&mut stream, "200 OK", "text/plain; version=0.0.4", &body).await
-        }
-        "/healthz" => respond(&mut stream, "200 OK", "text/plain", "ok\n").await,
-        "/readyz" => {
-            let ready = health.ready.load(Ordering::Relaxed) && !*health.shutdown.borrow();
-            if ready {
-                respond(&mut stream, "200 OK", "text/plain", "ready\n").await
-            } else {
-                respond(
-                    &mut stream,
-                    "503 Service Unavailable",
-                    "text/plain",
-                    "not ready\n",
-                )
-                .await
-            }
-        }
-        _ => respond(&mut stream, "404 Not Found", "text/plain", "not found\n").await,
+            .into_response(),
+        Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "cannot render metrics\n"),
     }
 }
 
-async fn respond(
-    stream: &mut TcpStream,
-    status: &str,
-    content_type: &str,
-    body: &str,
-) -> std::io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.shutdown().await
+async fn readyz(State(health): State<Arc<Health>>) -> Response {
+    let ready = health.ready.load(Ordering::Relaxed) && !*health.shutdown.borrow();
+    if ready {
+        text(StatusCode::OK, "ready\n")
+    } else {
+        text(StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
+    }
+}
+
+/// Resolves once the shutdown flag is set (or its sender is gone).
+async fn stopping(shutdown: &mut watch::Receiver<bool>) {
+    // The guard `wait_for` returns is not `Send`: drop it here, inside the future.
+    let _ = shutdown.wait_for(|&stopping| stopping).await;
+}
+
+/// Serves requests until the shutdown flag flips, then closes the connections (see the
+/// module docs). Returns when every connection has ended.
+pub(crate) async fn serve(listener: TcpListener, health: Arc<Health>, limits: HttpLimits) {
+    let mut shutdown = health.shutdown.clone();
+    let service = TowerToHyperService::new(router(health));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.keep_alive(false).max_buf_size(MAX_REQUEST_BYTES);
+    let places = Arc::new(Semaphore::new(limits.max_connections));
+    let graceful = GracefulShutdown::new();
+    loop {
+        // A place first, then the connection: while every place is taken, newcomers wait
+        // in the kernel's listen backlog rather than in a task of ours.
+        let place = tokio::select! {
+            place = Arc::clone(&places).acquire_owned() => place,
+            () = stopping(&mut shutdown) => break,
+        };
+        // The semaphore is never closed; an error would only mean there is nothing to wait for.
+        let Ok(place) = place else { break };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(err) => {
+                    debug!(%err, "http accept failed");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+            () = stopping(&mut shutdown) => break,
+        };
+        let connection =
+            graceful.watch(http.serve_connection(TokioIo::new(stream), service.clone()));
+        let deadline = limits.connection_deadline;
+        tokio::spawn(async move {
+            let _place = place;
+            match timeout(deadline, connection).await {
+                Ok(Ok(())) => {}
+                Ok(Err(err)) => debug!(%err, "http connection failed"),
+                Err(_) => debug!("http connection cut at its deadline"),
+            }
+        });
+    }
+    drop(listener);
+    // Every connection ends by its deadline at the latest, so this wait is bounded too.
+    let _ = timeout(limits.connection_deadline, graceful.shutdown()).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    #[allow(clippy::unwrap_used)]
+    async fn start(limits: HttpLimits) -> (std::net::SocketAddr, watch::Sender<bool>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, shutdown) = watch::channel(false);
+        let health = Arc::new(Health {
+            metrics: Arc::new(Metrics::default()),
+            ready: Arc::new(AtomicBool::new(true)),
+            shutdown,
+        });
+        tokio::spawn(serve(listener, health, limits));
+        (addr, stop)
+    }
+
+    #[allow(clippy::unwrap_used)]
+    async fn request(stream: &mut TcpStream, path: &str) -> String {
+        let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        response
+    }
+
+    /// With every place taken by a silent client, a newcomer waits; it is served as soon
+    /// as one of them leaves, long before their deadline.
+    #[tokio::test]
+    #[allow(clippy::unwrap_used)]
+    async fn connections_beyond_the_cap_wait_for_a_free_place() {
+        let limits = HttpLimits {
+            max_connections: 4,
+            connection_deadline: Duration::from_secs(30),
+        };
+        let (addr, _stop) = start(limits).await;
+        let mut silent = Vec::new();
+        for _ in 0..limits.max_connections {
+            silent.push(TcpStream::connect(addr).await.unwrap());
+        }
+        // Give the server time to accept all of them.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let mut newcomer = TcpStream::connect(addr).await.unwrap();
+        let waiting = tokio::spawn(async move { request(&mut newcomer, "/healthz").await });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!waiting.is_finished(), "served beyond the cap");
+        drop(silent.pop());
+        let response = timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("served once a place is free")
+            .unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        assert!(response.ends_with("\r\n\r\nok\n"), "{response}");
+    }
+
+    /// A client that never finishes its request loses its connection at the deadline.
+    #[tokio::test]
+    #[allow(clippy::unwrap_used)]
+    async fn a_slow_client_is_cut_at_the_deadline() {
+        let limits = HttpLimits {
+            max_connections: 1,
+            connection_deadline: Duration::from_millis(300),
+        };
+        let (addr, _stop) = start(limits).await;
+        let mut slow = TcpStream::connect(addr).await.unwrap();
+        slow.write_all(b"GET /metrics HT").await.unwrap();
+        let mut rest = Vec::new();
+        let read = timeout(Duration::from_secs(5), slow.read_to_end(&mut rest)).await;
+        assert!(read.is_ok(), "still open after the deadline");
+        // Its place is free again.
+        let mut next = TcpStream::connect(addr).await.unwrap();
+        let response = timeout(Duration::from_secs(5), request(&mut next, "/readyz"))
+            .await
+            .unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    }
 }

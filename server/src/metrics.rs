@@ -1,107 +1,154 @@
-//! The server's metrics, rendered in the Prometheus text format for `/metrics`.
+//! The server's metrics, registered with a `prometheus-client` registry and rendered as
+//! OpenMetrics text for `/metrics`.
 //!
-//! A fixed set of counters, gauges and histograms held as atomics: every metric is known
-//! at compile time, so a small registry of our own beats a global recorder (two servers in
-//! one test process keep separate figures) and adds no dependency.
+//! Every metric is known when the server starts: [`Metrics::new`] registers them all in
+//! one registry per server (two servers in one test process keep separate figures).
+//! Labelled metrics are families keyed by typed label enums ([`Invalid`], [`Refusal`],
+//! [`Phase`], ...); every label value is created up front, so a scrape shows a zero
+//! rather than nothing for a thing that has not happened yet.
+//!
+//! Names: OpenMetrics names a counter's family without its `_total` suffix and its sample
+//! with it, so a counter registered here as `mmo_ticks` is the series `mmo_ticks_total`.
+//! The series names are the ones this server has always exported; the list of them is
+//! checked by the integration tests (`tests/it/metric_names.txt`).
 
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::fmt;
+use std::hash::Hash;
 use std::time::Duration;
 
+use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::{EncodeLabelSet, LabelSetEncoder};
+use prometheus_client::metrics::family::{Family, MetricConstructor};
+use prometheus_client::registry::Registry;
 use protocol::DisconnectReason;
 
-/// A monotonically increasing count.
-#[derive(Debug, Default)]
-pub struct Counter(AtomicU64);
+pub use prometheus_client::metrics::counter::Counter;
+pub use prometheus_client::metrics::gauge::Gauge;
+pub use prometheus_client::metrics::histogram::Histogram;
 
-impl Counter {
-    /// Adds one.
-    pub fn inc(&self) {
-        self.add(1);
-    }
-    /// Adds `n`.
-    pub fn add(&self, n: u64) {
-        self.0.fetch_add(n, Ordering::Relaxed);
-    }
-    /// The count.
-    pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-/// A value that goes up and down.
-#[derive(Debug, Default)]
-pub struct Gauge(AtomicU64);
-
-impl Gauge {
-    /// Sets the value.
-    pub fn set(&self, value: u64) {
-        self.0.store(value, Ordering::Relaxed);
-    }
-    /// Adds one.
-    pub fn inc(&self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
-    }
-    /// Subtracts one (never below zero).
-    pub fn dec(&self) {
-        // A failed update means the gauge was already zero, which is where it stays.
-        let _ = self
-            .0
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1));
-    }
-    /// The value.
-    pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
+/// The HTTP content type of [`Metrics::render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// Upper bounds of the duration histograms' buckets, seconds: 0.25 ms to 100 ms.
 const BUCKETS_SECS: [f64; 12] = [
     0.000_25, 0.000_5, 0.001, 0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.025, 0.050, 0.100,
 ];
 
-/// A histogram of durations with fixed buckets from 0.25 ms to 100 ms.
-#[derive(Debug, Default)]
-pub struct Histogram {
-    buckets: [AtomicU64; BUCKETS_SECS.len()],
-    count: AtomicU64,
-    sum_nanos: AtomicU64,
+/// A histogram of durations in seconds with the buckets of [`BUCKETS_SECS`].
+#[derive(Clone, Copy, Debug)]
+struct DurationBuckets;
+
+impl MetricConstructor<Histogram> for DurationBuckets {
+    fn new_metric(&self) -> Histogram {
+        Histogram::new(BUCKETS_SECS)
+    }
 }
 
-impl Histogram {
-    /// Records one duration.
-    pub fn observe(&self, duration: Duration) {
-        let secs = duration.as_secs_f64();
-        if let Some(at) = BUCKETS_SECS.iter().position(|&bound| secs <= bound) {
-            self.buckets[at].fetch_add(1, Ordering::Relaxed);
+/// The values of one label: an enum whose every value has a fixed name.
+trait LabelValue: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
+    /// The label's name.
+    const KEY: &'static str;
+    /// Every value, in the order they are created.
+    const ALL: &'static [Self];
+    /// The value as rendered.
+    fn name(self) -> &'static str;
+}
+
+/// A label set of exactly one label.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+struct By<V>(V);
+
+impl<V: LabelValue> EncodeLabelSet for By<V> {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), fmt::Error> {
+        EncodeLabelSet::encode(&[(V::KEY, self.0.name())], encoder)
+    }
+}
+
+/// A family with one series for every value of its label, zero until counted.
+fn family_of_all<V, M, C>(family: Family<By<V>, M, C>) -> Family<By<V>, M, C>
+where
+    V: LabelValue,
+    C: MetricConstructor<M>,
+{
+    for &value in V::ALL {
+        drop(family.get_or_create(&By(value)));
+    }
+    family
+}
+
+/// Tick phases with their own histogram: the world's eight (the names of
+/// `sim::PhaseTimes::named`), then the server's own two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// The world applies player inputs.
+    Inputs,
+    /// NPC brains choose goals.
+    Brains,
+    /// The path queue is served.
+    Paths,
+    /// Bodies steer along their paths.
+    Steering,
+    /// The broad phase finds contacts.
+    Contacts,
+    /// Bodies circle around each other.
+    Circling,
+    /// Bodies push each other apart.
+    Repulsion,
+    /// Velocities move bodies.
+    Integrate,
+    /// The world thread drains the sessions' messages before the step.
+    NetworkInputs,
+    /// The snapshot thread builds and sends every client's snapshot.
+    Snapshots,
+}
+
+impl Phase {
+    /// Every phase, world phases first in the order the world runs them.
+    pub const ALL: [Phase; 10] = [
+        Phase::Inputs,
+        Phase::Brains,
+        Phase::Paths,
+        Phase::Steering,
+        Phase::Contacts,
+        Phase::Circling,
+        Phase::Repulsion,
+        Phase::Integrate,
+        Phase::NetworkInputs,
+        Phase::Snapshots,
+    ];
+
+    /// The label value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Inputs => "inputs",
+            Phase::Brains => "brains",
+            Phase::Paths => "paths",
+            Phase::Steering => "steering",
+            Phase::Contacts => "contacts",
+            Phase::Circling => "circling",
+            Phase::Repulsion => "repulsion",
+            Phase::Integrate => "integrate",
+            Phase::NetworkInputs => "network_inputs",
+            Phase::Snapshots => "snapshots",
         }
-        self.count.fetch_add(1, Ordering::Relaxed);
-        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// Number of observations.
-    pub fn count(&self) -> u64 {
-        self.count.load(Ordering::Relaxed)
+    /// The world phase that `sim::PhaseTimes::named` calls `name`.
+    pub fn of_world(name: &str) -> Option<Phase> {
+        Phase::ALL[..8].iter().copied().find(|p| p.name() == name)
     }
 }
 
-/// Tick phases with their own histogram: the world's eight, then the server's own.
-pub const PHASES: [&str; 10] = [
-    "inputs",
-    "brains",
-    "paths",
-    "steering",
-    "contacts",
-    "circling",
-    "repulsion",
-    "integrate",
-    "network_inputs",
-    "snapshots",
-];
+impl LabelValue for Phase {
+    const KEY: &'static str = "phase";
+    const ALL: &'static [Self] = &Phase::ALL;
+    fn name(self) -> &'static str {
+        Phase::name(self)
+    }
+}
 
 /// Why inputs were dropped before reaching the world.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum InputDrop {
     /// Above the session's input rate.
     RateLimited,
@@ -111,8 +158,24 @@ pub enum InputDrop {
     Stale,
 }
 
+impl LabelValue for InputDrop {
+    const KEY: &'static str = "why";
+    const ALL: &'static [Self] = &[
+        InputDrop::RateLimited,
+        InputDrop::QueueFull,
+        InputDrop::Stale,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            InputDrop::RateLimited => "rate_limited",
+            InputDrop::QueueFull => "queue_full",
+            InputDrop::Stale => "stale",
+        }
+    }
+}
+
 /// Why a snapshot was not sent.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SnapshotDrop {
     /// The client's bandwidth budget was spent.
     Budget,
@@ -123,8 +186,24 @@ pub enum SnapshotDrop {
     Behind,
 }
 
+impl LabelValue for SnapshotDrop {
+    const KEY: &'static str = "why";
+    const ALL: &'static [Self] = &[
+        SnapshotDrop::Budget,
+        SnapshotDrop::Congested,
+        SnapshotDrop::Behind,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            SnapshotDrop::Budget => "budget",
+            SnapshotDrop::Congested => "congested",
+            SnapshotDrop::Behind => "behind",
+        }
+    }
+}
+
 /// Why a connection was refused before its session started.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Refusal {
     /// The server holds its maximum number of sessions.
     ServerFull,
@@ -134,8 +213,24 @@ pub enum Refusal {
     ShuttingDown,
 }
 
+impl LabelValue for Refusal {
+    const KEY: &'static str = "why";
+    const ALL: &'static [Self] = &[
+        Refusal::ServerFull,
+        Refusal::PerAddress,
+        Refusal::ShuttingDown,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Refusal::ServerFull => "server_full",
+            Refusal::PerAddress => "per_address",
+            Refusal::ShuttingDown => "shutting_down",
+        }
+    }
+}
+
 /// Kinds of invalid client messages.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Invalid {
     /// A datagram that does not decode.
     Datagram,
@@ -145,20 +240,82 @@ pub enum Invalid {
     Input,
 }
 
+impl LabelValue for Invalid {
+    const KEY: &'static str = "kind";
+    const ALL: &'static [Self] = &[Invalid::Datagram, Invalid::Frame, Invalid::Input];
+    fn name(self) -> &'static str {
+        match self {
+            Invalid::Datagram => "datagram",
+            Invalid::Frame => "frame",
+            Invalid::Input => "input",
+        }
+    }
+}
+
+/// Why a QUIC handshake did not give a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HandshakeFailure {
+    /// The handshake failed.
+    Error,
+    /// The handshake did not finish in time.
+    Timeout,
+}
+
+impl LabelValue for HandshakeFailure {
+    const KEY: &'static str = "why";
+    const ALL: &'static [Self] = &[HandshakeFailure::Error, HandshakeFailure::Timeout];
+    fn name(self) -> &'static str {
+        match self {
+            HandshakeFailure::Error => "error",
+            HandshakeFailure::Timeout => "timeout",
+        }
+    }
+}
+
+impl LabelValue for DisconnectReason {
+    const KEY: &'static str = "reason";
+    const ALL: &'static [Self] = &DisconnectReason::ALL;
+    fn name(self) -> &'static str {
+        DisconnectReason::name(self)
+    }
+}
+
+/// The kinds of bodies counted by `mmo_entities`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum BodyKind {
+    Npc,
+    Player,
+}
+
+impl LabelValue for BodyKind {
+    const KEY: &'static str = "kind";
+    const ALL: &'static [Self] = &[BodyKind::Npc, BodyKind::Player];
+    fn name(self) -> &'static str {
+        match self {
+            BodyKind::Npc => "npc",
+            BodyKind::Player => "player",
+        }
+    }
+}
+
+type Counters<V> = Family<By<V>, Counter>;
+
 /// Every metric of one server.
-#[derive(Debug, Default)]
+///
+/// Counters and gauges are handles: a clone counts into the same series.
+#[derive(Debug)]
 pub struct Metrics {
     /// Ticks run.
     pub ticks: Counter,
     /// Ticks that took longer than their 50 ms slot.
     pub tick_overruns: Counter,
     /// Whole tick duration (world step and snapshots).
-    pub tick_seconds: Histogram,
-    /// Per phase, in [`PHASES`] order.
-    pub phase_seconds: [Histogram; PHASES.len()],
-    /// NPCs in the world.
+    tick_seconds: Histogram,
+    /// Duration by [`Phase`].
+    phase_seconds: Family<By<Phase>, Histogram, DurationBuckets>,
+    /// NPCs in the world (the `npc` series of `mmo_entities`).
     pub npcs: Gauge,
-    /// Player characters in the world.
+    /// Player characters in the world (the `player` series of `mmo_entities`).
     pub players: Gauge,
     /// Sessions that finished the handshake and have not ended.
     pub clients: Gauge,
@@ -175,242 +332,202 @@ pub struct Metrics {
     pub datagrams_in: Counter,
     /// Datagrams sent.
     pub datagrams_out: Counter,
-    /// Invalid messages, by [`Invalid`].
-    pub invalid: [Counter; 3],
-    /// Inputs dropped, by [`InputDrop`].
-    pub inputs_dropped: [Counter; 3],
-    /// Snapshots not sent, by [`SnapshotDrop`].
-    pub snapshots_dropped: [Counter; 3],
-    /// Connections refused, by [`Refusal`].
-    pub refused: [Counter; 3],
-    /// Sessions ended, by [`DisconnectReason`] (code order).
-    pub disconnects: [Counter; DisconnectReason::ALL.len()],
+    invalid: Counters<Invalid>,
+    inputs_dropped: Counters<InputDrop>,
+    snapshots_dropped: Counters<SnapshotDrop>,
+    refused: Counters<Refusal>,
+    disconnects: Counters<DisconnectReason>,
     /// Sessions whose QUIC connection was lost without a disconnect (timeouts, resets).
     pub connections_lost: Counter,
-    /// QUIC handshakes that failed (`[0]`) or did not finish in time (`[1]`).
-    pub handshakes_failed: [Counter; 2],
+    handshakes_failed: Counters<HandshakeFailure>,
+    registry: Registry,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
 }
 
 impl Metrics {
+    /// Every metric at zero, registered for rendering.
+    pub fn new() -> Metrics {
+        let entities = family_of_all(Family::<By<BodyKind>, Gauge>::default());
+        let mut metrics = Metrics {
+            ticks: Counter::default(),
+            tick_overruns: Counter::default(),
+            tick_seconds: DurationBuckets.new_metric(),
+            phase_seconds: family_of_all(Family::new_with_constructor(DurationBuckets)),
+            npcs: entities.get_or_create_owned(&By(BodyKind::Npc)),
+            players: entities.get_or_create_owned(&By(BodyKind::Player)),
+            clients: Gauge::default(),
+            paths_waiting: Gauge::default(),
+            snapshot_stride: Gauge::default(),
+            bytes_in: Counter::default(),
+            bytes_out: Counter::default(),
+            datagrams_in: Counter::default(),
+            datagrams_out: Counter::default(),
+            invalid: family_of_all(Family::default()),
+            inputs_dropped: family_of_all(Family::default()),
+            snapshots_dropped: family_of_all(Family::default()),
+            refused: family_of_all(Family::default()),
+            disconnects: family_of_all(Family::default()),
+            connections_lost: Counter::default(),
+            handshakes_failed: family_of_all(Family::default()),
+            registry: Registry::default(),
+        };
+        metrics.registry = metrics.registry(entities);
+        metrics
+    }
+
+    /// The registry of every metric: names and help texts (the registry appends the
+    /// full stop to each help text, and `_total` to each counter's samples).
+    fn registry(&self, entities: Family<By<BodyKind>, Gauge>) -> Registry {
+        let mut r = Registry::default();
+        r.register("mmo_ticks", "Ticks run", self.ticks.clone());
+        r.register(
+            "mmo_tick_overruns",
+            "Ticks that took longer than their 50 ms slot",
+            self.tick_overruns.clone(),
+        );
+        r.register(
+            "mmo_tick_seconds",
+            "Tick duration: world step and snapshots",
+            self.tick_seconds.clone(),
+        );
+        r.register(
+            "mmo_tick_phase_seconds",
+            "Tick duration by phase",
+            self.phase_seconds.clone(),
+        );
+        r.register("mmo_entities", "Bodies in the world", entities);
+        r.register(
+            "mmo_clients_connected",
+            "Sessions past the handshake",
+            self.clients.clone(),
+        );
+        r.register(
+            "mmo_path_requests_waiting",
+            "Path requests queued in the world",
+            self.paths_waiting.clone(),
+        );
+        r.register(
+            "mmo_snapshot_stride",
+            "Ticks between a client's snapshots (1: every tick; more when the snapshot thread cannot serve every client in time)",
+            self.snapshot_stride.clone(),
+        );
+        r.register("mmo_bytes_in", "Bytes received", self.bytes_in.clone());
+        r.register("mmo_bytes_out", "Bytes sent", self.bytes_out.clone());
+        r.register(
+            "mmo_datagrams_in",
+            "Datagrams received",
+            self.datagrams_in.clone(),
+        );
+        r.register(
+            "mmo_datagrams_out",
+            "Datagrams sent",
+            self.datagrams_out.clone(),
+        );
+        r.register(
+            "mmo_invalid_messages",
+            "Invalid client messages",
+            self.invalid.clone(),
+        );
+        r.register(
+            "mmo_inputs_dropped",
+            "Inputs dropped before the world",
+            self.inputs_dropped.clone(),
+        );
+        r.register(
+            "mmo_snapshots_dropped",
+            "Snapshots not sent (behind: ticks whose snapshots were skipped for all)",
+            self.snapshots_dropped.clone(),
+        );
+        r.register(
+            "mmo_connections_refused",
+            "Connections refused before a session started",
+            self.refused.clone(),
+        );
+        r.register(
+            "mmo_disconnects",
+            "Sessions ended, by reason",
+            self.disconnects.clone(),
+        );
+        r.register(
+            "mmo_handshakes_failed",
+            "QUIC handshakes that failed or did not finish in time",
+            self.handshakes_failed.clone(),
+        );
+        r.register(
+            "mmo_connections_lost",
+            "Sessions whose connection was lost without a disconnect",
+            self.connections_lost.clone(),
+        );
+        r
+    }
+
+    /// Records a whole tick's duration.
+    pub fn observe_tick(&self, took: Duration) {
+        self.tick_seconds.observe(took.as_secs_f64());
+    }
+    /// Records one phase's duration.
+    pub fn observe_phase(&self, phase: Phase, took: Duration) {
+        self.phase_seconds
+            .get_or_create(&By(phase))
+            .observe(took.as_secs_f64());
+    }
     /// Counts an invalid message.
     pub fn invalid(&self, kind: Invalid) {
-        self.invalid[kind as usize].inc();
+        self.invalid.get_or_create(&By(kind)).inc();
     }
     /// Counts a dropped input.
     pub fn input_dropped(&self, why: InputDrop) {
-        self.inputs_dropped[why as usize].inc();
+        self.inputs_dropped.get_or_create(&By(why)).inc();
     }
     /// Counts a snapshot not sent.
     pub fn snapshot_dropped(&self, why: SnapshotDrop) {
-        self.snapshots_dropped[why as usize].inc();
+        self.snapshots_dropped.get_or_create(&By(why)).inc();
     }
     /// Counts a refused connection.
     pub fn refused(&self, why: Refusal) {
-        self.refused[why as usize].inc();
+        self.refused.get_or_create(&By(why)).inc();
+    }
+    /// Counts a QUIC handshake that gave no connection.
+    pub fn handshake_failed(&self, why: HandshakeFailure) {
+        self.handshakes_failed.get_or_create(&By(why)).inc();
     }
     /// Counts an ended session.
     pub fn disconnected(&self, reason: DisconnectReason) {
-        self.disconnects[(reason.code() - 1) as usize].inc();
+        self.disconnects.get_or_create(&By(reason)).inc();
     }
     /// Sessions ended for this reason so far.
     pub fn disconnects_for(&self, reason: DisconnectReason) -> u64 {
-        self.disconnects[(reason.code() - 1) as usize].get()
+        self.disconnects.get_or_create(&By(reason)).get()
     }
 
-    /// The Prometheus text exposition of every metric.
-    pub fn render(&self) -> String {
-        let mut out = String::with_capacity(8 * 1024);
-        counter(&mut out, "mmo_ticks_total", "Ticks run.", &self.ticks);
-        counter(
-            &mut out,
-            "mmo_tick_overruns_total",
-            "Ticks that took longer than their 50 ms slot.",
-            &self.tick_overruns,
-        );
-        header(
-            &mut out,
-            "mmo_tick_seconds",
-            "Tick duration: world step and snapshots.",
-            "histogram",
-        );
-        histogram(&mut out, "mmo_tick_seconds", "", &self.tick_seconds);
-        header(
-            &mut out,
-            "mmo_tick_phase_seconds",
-            "Tick duration by phase.",
-            "histogram",
-        );
-        for (phase, hist) in PHASES.iter().zip(&self.phase_seconds) {
-            histogram(
-                &mut out,
-                "mmo_tick_phase_seconds",
-                &format!("phase=\"{phase}\""),
-                hist,
-            );
-        }
-        header(&mut out, "mmo_entities", "Bodies in the world.", "gauge");
-        let _ = writeln!(out, "mmo_entities{{kind=\"npc\"}} {}", self.npcs.get());
-        let _ = writeln!(
-            out,
-            "mmo_entities{{kind=\"player\"}} {}",
-            self.players.get()
-        );
-        gauge(
-            &mut out,
-            "mmo_clients_connected",
-            "Sessions past the handshake.",
-            &self.clients,
-        );
-        gauge(
-            &mut out,
-            "mmo_path_requests_waiting",
-            "Path requests queued in the world.",
-            &self.paths_waiting,
-        );
-        counter(
-            &mut out,
-            "mmo_bytes_in_total",
-            "Bytes received.",
-            &self.bytes_in,
-        );
-        counter(
-            &mut out,
-            "mmo_bytes_out_total",
-            "Bytes sent.",
-            &self.bytes_out,
-        );
-        counter(
-            &mut out,
-            "mmo_datagrams_in_total",
-            "Datagrams received.",
-            &self.datagrams_in,
-        );
-        counter(
-            &mut out,
-            "mmo_datagrams_out_total",
-            "Datagrams sent.",
-            &self.datagrams_out,
-        );
-        labelled(
-            &mut out,
-            "mmo_invalid_messages_total",
-            "Invalid client messages.",
-            "kind",
-            &["datagram", "frame", "input"],
-            &self.invalid,
-        );
-        labelled(
-            &mut out,
-            "mmo_inputs_dropped_total",
-            "Inputs dropped before the world.",
-            "why",
-            &["rate_limited", "queue_full", "stale"],
-            &self.inputs_dropped,
-        );
-        labelled(
-            &mut out,
-            "mmo_snapshots_dropped_total",
-            "Snapshots not sent (behind: ticks whose snapshots were skipped for all).",
-            "why",
-            &["budget", "congested", "behind"],
-            &self.snapshots_dropped,
-        );
-        labelled(
-            &mut out,
-            "mmo_connections_refused_total",
-            "Connections refused before a session started.",
-            "why",
-            &["server_full", "per_address", "shutting_down"],
-            &self.refused,
-        );
-        let reasons = DisconnectReason::ALL.map(DisconnectReason::name);
-        labelled(
-            &mut out,
-            "mmo_disconnects_total",
-            "Sessions ended, by reason.",
-            "reason",
-            &reasons,
-            &self.disconnects,
-        );
-        labelled(
-            &mut out,
-            "mmo_handshakes_failed_total",
-            "QUIC handshakes that failed or did not finish in time.",
-            "why",
-            &["error", "timeout"],
-            &self.handshakes_failed,
-        );
-        counter(
-            &mut out,
-            "mmo_connections_lost_total",
-            "Sessions whose connection was lost without a disconnect.",
-            &self.connections_lost,
-        );
-        out
+    /// The OpenMetrics text exposition of every metric (served as [`CONTENT_TYPE`]).
+    pub fn render(&self) -> Result<String, fmt::Error> {
+        let mut out = String::with_capacity(16 * 1024);
+        encode(&mut out, &self.registry)?;
+        Ok(out)
     }
-}
-
-fn header(out: &mut String, name: &str, help: &str, kind: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-}
-
-fn counter(out: &mut String, name: &str, help: &str, value: &Counter) {
-    header(out, name, help, "counter");
-    let _ = writeln!(out, "{name} {}", value.get());
-}
-
-fn gauge(out: &mut String, name: &str, help: &str, value: &Gauge) {
-    header(out, name, help, "gauge");
-    let _ = writeln!(out, "{name} {}", value.get());
-}
-
-fn labelled(
-    out: &mut String,
-    name: &str,
-    help: &str,
-    label: &str,
-    values: &[&str],
-    counters: &[Counter],
-) {
-    header(out, name, help, "counter");
-    for (value, count) in values.iter().zip(counters) {
-        let _ = writeln!(out, "{name}{{{label}=\"{value}\"}} {}", count.get());
-    }
-}
-
-fn histogram(out: &mut String, name: &str, labels: &str, hist: &Histogram) {
-    let sep = if labels.is_empty() { "" } else { "," };
-    let mut cumulative = 0;
-    for (bound, bucket) in BUCKETS_SECS.iter().zip(&hist.buckets) {
-        cumulative += bucket.load(Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {cumulative}"
-        );
-    }
-    let count = hist.count();
-    let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {count}");
-    let sum = hist.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
-    let braces = if labels.is_empty() {
-        String::new()
-    } else {
-        format!("{{{labels}}}")
-    };
-    let _ = writeln!(out, "{name}_sum{braces} {sum}");
-    let _ = writeln!(out, "{name}_count{braces} {count}");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn render(metrics: &Metrics) -> String {
+        metrics.render().expect("renders")
+    }
+
     #[test]
     fn histogram_buckets_are_cumulative() {
         let metrics = Metrics::default();
-        metrics.tick_seconds.observe(Duration::from_micros(300));
-        metrics.tick_seconds.observe(Duration::from_millis(7));
-        metrics.tick_seconds.observe(Duration::from_secs(1));
-        let text = metrics.render();
+        metrics.observe_tick(Duration::from_micros(300));
+        metrics.observe_tick(Duration::from_millis(7));
+        metrics.observe_tick(Duration::from_secs(1));
+        let text = render(&metrics);
         assert!(
             text.contains("mmo_tick_seconds_bucket{le=\"0.0005\"} 1\n"),
             "{text}"
@@ -431,10 +548,46 @@ mod tests {
         let metrics = Metrics::default();
         metrics.disconnected(DisconnectReason::SlowClient);
         metrics.invalid(Invalid::Input);
-        let text = metrics.render();
+        metrics.handshake_failed(HandshakeFailure::Timeout);
+        let text = render(&metrics);
         assert!(text.contains("mmo_disconnects_total{reason=\"slow_client\"} 1\n"));
         assert!(text.contains("mmo_invalid_messages_total{kind=\"input\"} 1\n"));
         assert!(text.contains("mmo_invalid_messages_total{kind=\"datagram\"} 0\n"));
+        assert!(text.contains("mmo_handshakes_failed_total{why=\"timeout\"} 1\n"));
+        assert!(text.contains("mmo_handshakes_failed_total{why=\"error\"} 0\n"));
         assert_eq!(metrics.disconnects_for(DisconnectReason::SlowClient), 1);
+        assert!(!text.contains("_total_total"), "{text}");
+    }
+
+    #[test]
+    fn entity_gauges_are_series_of_one_family() {
+        let metrics = Metrics::default();
+        metrics.npcs.set(12);
+        metrics.players.set(3);
+        metrics.snapshot_stride.set(2);
+        let text = render(&metrics);
+        assert!(text.contains("mmo_entities{kind=\"npc\"} 12\n"), "{text}");
+        assert!(text.contains("mmo_entities{kind=\"player\"} 3\n"), "{text}");
+        assert!(text.contains("mmo_snapshot_stride 2\n"), "{text}");
+    }
+
+    #[test]
+    fn every_world_phase_has_a_label() {
+        let names = sim::PhaseTimes::default().named().map(|(name, _)| name);
+        for name in names {
+            assert!(Phase::of_world(name).is_some(), "no label for phase {name}");
+        }
+        assert_eq!(Phase::of_world("network_inputs"), None);
+        let metrics = Metrics::default();
+        metrics.observe_phase(Phase::Snapshots, Duration::from_millis(3));
+        let text = render(&metrics);
+        assert!(
+            text.contains("mmo_tick_phase_seconds_count{phase=\"snapshots\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("mmo_tick_phase_seconds_count{phase=\"paths\"} 0\n"),
+            "{text}"
+        );
     }
 }

@@ -23,9 +23,9 @@ use tracing::{error, info, warn};
 
 use crate::config::Config;
 use crate::game::{Game, GameConfig, run_loop};
-use crate::http::{Health, serve as serve_http};
+use crate::http::{Health, HttpLimits, serve as serve_http};
 use crate::interest::ViewRange;
-use crate::metrics::{Metrics, Refusal};
+use crate::metrics::{HandshakeFailure, Metrics, Refusal};
 use crate::session::{SessionContext, run as run_session};
 use crate::snapshots::SnapshotConfig;
 use crate::tls::{Fingerprint, Identity, TransportLimits, server_config};
@@ -136,13 +136,14 @@ pub async fn start(config: Config) -> Result<Running> {
     let metrics = Arc::new(Metrics::default());
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let ready = Arc::new(AtomicBool::new(false));
-    tokio::spawn(serve_http(
+    let http = tokio::spawn(serve_http(
         http,
         Arc::new(Health {
             metrics: Arc::clone(&metrics),
             ready: Arc::clone(&ready),
             shutdown: shutdown_rx.clone(),
         }),
+        HttpLimits::default(),
     ));
 
     let bounds = mesh.bounds();
@@ -224,6 +225,7 @@ pub async fn start(config: Config) -> Result<Running> {
             thread: world_thread,
             ended: ended_rx,
         },
+        http,
     ));
     Ok(Running {
         quic_addr,
@@ -270,6 +272,7 @@ async fn accept_loop(
     config: Config,
     shutdown_tx: Arc<watch::Sender<bool>>,
     mut world: WorldThread,
+    http: tokio::task::JoinHandle<()>,
 ) -> Result<()> {
     let mut shutdown = shutdown_tx.subscribe();
     let mut world_failed = false;
@@ -308,11 +311,11 @@ async fn accept_loop(
                     let conn = match tokio::time::timeout(handshake_timeout, incoming).await {
                         Ok(Ok(conn)) => conn,
                         Ok(Err(_)) => {
-                            ctx.metrics.handshakes_failed[0].inc();
+                            ctx.metrics.handshake_failed(HandshakeFailure::Error);
                             return;
                         }
                         Err(_) => {
-                            ctx.metrics.handshakes_failed[1].inc();
+                            ctx.metrics.handshake_failed(HandshakeFailure::Timeout);
                             return;
                         }
                     };
@@ -367,6 +370,11 @@ async fn accept_loop(
         b"server shut down",
     );
     let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
+    // The HTTP endpoint stopped accepting when the shutdown began; its last connections
+    // end by their deadline.
+    if http.await.is_err() {
+        warn!("the HTTP endpoint's task failed");
+    }
     if let Some(path) = &config.fingerprint_file {
         // A client started later must not pin the certificate of a server that is gone.
         let _ = std::fs::remove_file(path);

@@ -228,7 +228,7 @@ async fn next_frame(
         }
         match recv.read(buf).await {
             Ok(Some(n)) => {
-                ctx.metrics.bytes_in.add(n as u64);
+                ctx.metrics.bytes_in.inc_by(n as u64);
                 reader.push(&buf[..n]);
             }
             Ok(None) | Err(_) => return Ok(None),
@@ -258,7 +258,7 @@ async fn write(
         .map_err(|err| End::new(DisconnectReason::Internal, format!("cannot encode: {err}")))?;
     match timeout(Duration::from_secs(5), send.write_all(&frame)).await {
         Ok(Ok(())) => {
-            ctx.metrics.bytes_out.add(frame.len() as u64);
+            ctx.metrics.bytes_out.inc_by(frame.len() as u64);
             Ok(())
         }
         Ok(Err(_)) => Err(End::new(
@@ -338,7 +338,7 @@ async fn serve(
             datagram = conn.read_datagram() => {
                 let Ok(datagram) = datagram else { return Ok(()) };
                 ctx.metrics.datagrams_in.inc();
-                ctx.metrics.bytes_in.add(datagram.len() as u64);
+                ctx.metrics.bytes_in.inc_by(datagram.len() as u64);
                 let problem = match decode_datagram::<ClientDatagram>(&datagram) {
                     Err(err) => Some((Invalid::Datagram, format!("undecodable datagram: {err}"))),
                     Ok(ClientDatagram::Input(input)) => match check_command(&input.command, &ctx.bounds) {
@@ -362,7 +362,7 @@ async fn serve(
             read = recv.read(&mut buf) => {
                 match read {
                     Ok(Some(n)) => {
-                        ctx.metrics.bytes_in.add(n as u64);
+                        ctx.metrics.bytes_in.inc_by(n as u64);
                         reader.push(&buf[..n]);
                     }
                     Ok(None) | Err(_) => return Ok(()),

@@ -214,7 +214,7 @@ impl Snapshotter {
             }
             viewer.congested_ticks = 0;
             viewer.tokens -= datagram.len() as f64;
-            self.metrics.bytes_out.add(datagram.len() as u64);
+            self.metrics.bytes_out.inc_by(datagram.len() as u64);
             self.metrics.datagrams_out.inc();
             viewer.sink.send(Bytes::from(datagram));
         }

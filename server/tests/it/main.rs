@@ -5,5 +5,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod binary;
+mod http;
 mod net;
 mod simulate;
