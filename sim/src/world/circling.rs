@@ -341,8 +341,10 @@ impl World {
         for &w in &self.circling.walls {
             clearance = clearance.min(self.obstacles.wall(w).distance_to_local_point(to, true));
         }
-        for d in self.obstacles.closed_doors() {
-            clearance = clearance.min(d.distance_to_local_point(to, true));
+        for (d, closed) in self.obstacles.doors() {
+            if closed {
+                clearance = clearance.min(d.distance_to_local_point(to, true));
+            }
         }
         if clearance >= radius {
             return true;

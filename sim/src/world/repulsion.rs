@@ -124,7 +124,10 @@ impl World {
                 forces.push(away.normalize());
             }
         }
-        for d in self.obstacles.closed_doors() {
+        for (d, closed) in self.obstacles.doors() {
+            if !closed {
+                continue;
+            }
             let proj = d.project_local_point(pos, true);
             let away = pos - proj.point;
             if away.length() < limit {
