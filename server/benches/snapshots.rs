@@ -71,7 +71,7 @@ fn setup() -> Setup {
         .world()
         .bodies()
         .step_by(CLIENT_EVERY)
-        .map(|(id, ..)| id)
+        .map(|b| b.id)
         .collect();
     let mut ticks = Vec::with_capacity(FRAMES);
     for _ in 0..FRAMES {
@@ -80,7 +80,7 @@ fn setup() -> Setup {
         let positions = ids
             .iter()
             .map(|&id| {
-                let (pos, _, _) = world.body(id).expect("NPCs are never removed");
+                let pos = world.body(id).expect("NPCs are never removed").pos;
                 (pos.x, pos.y)
             })
             .collect();

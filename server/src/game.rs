@@ -409,7 +409,7 @@ impl Game {
             .clients
             .iter()
             .filter_map(|(&session, client)| {
-                let (pos, _, _) = self.world.body(client.entity)?;
+                let pos = self.world.body(client.entity)?.pos;
                 Some(ClientTick {
                     session,
                     me: net_id(client.entity),

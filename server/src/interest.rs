@@ -79,7 +79,14 @@ impl Frame {
         let bounds = world.mesh().bounds();
         let mut states = Vec::new();
         let mut positions = Vec::new();
-        for (id, kind, pos, radius_m, motion) in world.bodies() {
+        for sim::BodyView {
+            id,
+            kind,
+            pos,
+            radius_m,
+            motion,
+        } in world.bodies()
+        {
             states.push(EntityState {
                 id: net_id(id),
                 kind: match kind {

@@ -71,7 +71,14 @@ pub(crate) fn render_frame(mesh: &NavMesh, world: &World) -> String {
     let mut with_paths: Vec<EntityId> = Vec::new();
     svg.push_str("<g id=\"bodies\" stroke=\"#ffffff\" stroke-opacity=\"0.7\"");
     let _ = writeln!(svg, " stroke-width=\"{}\">", svg_number(unit * 0.5));
-    for (id, kind, pos, radius, motion) in world.bodies() {
+    for sim::BodyView {
+        id,
+        kind,
+        pos,
+        radius_m: radius,
+        motion,
+    } in world.bodies()
+    {
         let (class, fill) = match kind {
             Kind::Player => {
                 counts[MOTIONS.len()] += 1;

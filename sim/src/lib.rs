@@ -7,8 +7,15 @@
 //! caller-supplied [`PhaseClock`]). The binary owns the clock and the network.
 //!
 //! Entry point: [`World::new`], then [`World::step`] once per tick with that tick's
-//! [`Input`]s; the [`StepOutput`] carries timings and health figures. The phases are listed
-//! in [`world`].
+//! [`Input`]s; the [`StepOutput`] carries timings and health figures. [`World::body`] and
+//! [`World::bodies`] show the bodies as [`BodyView`]s.
+//!
+//! Layout: [`types`] is the vocabulary (ids, inputs, configuration, output); [`world`]
+//! holds the [`World`] and lists the phases of its tick, one file each under `world/`,
+//! next to the state they own: the generational body set (`world/bodies.rs`), the path
+//! queue (`world/paths.rs`), the walls and doors (`world/obstacles.rs`), the tick's
+//! contacts (`world/contacts.rs`). The broad-phase grid (`grid.rs`), the static wall
+//! lists per cell (`walls.rs`) and the seeded generator (`rng.rs`) serve them.
 
 mod grid;
 mod rng;
@@ -20,4 +27,4 @@ pub use types::{
     Brain, EntityId, Input, Kind, Motion, NoClock, PhaseClock, PhaseTimes, StepOutput, Tick, Vec2,
     WorldConfig,
 };
-pub use world::{DT_SECS, World};
+pub use world::{BodyView, DT_SECS, World};

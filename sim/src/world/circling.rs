@@ -3,9 +3,7 @@
 
 use parry2d::query::PointQuery;
 
-use super::{
-    DT_SECS, World, disc_overlap, rotate_by, set_goal, to_point, turn_toward, walls_within,
-};
+use super::{DT_SECS, World, disc_overlap, rotate_by, to_point, turn_toward};
 use crate::types::{Motion, Vec2};
 
 /// How many ticks in a row a body may wait for an oncoming body to pass on its right
@@ -13,17 +11,34 @@ use crate::types::{Motion, Vec2};
 const KEEP_RIGHT_TICKS: u32 = 20;
 
 /// `(sin, cos)` of an angle.
-pub(super) type SinCos = (f32, f32);
+type SinCos = (f32, f32);
 
 /// A neighbour disc a circling body's move can touch (see [`World::gather_surroundings`]).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Near {
+struct Near {
     /// Centre (its decided or current next position).
     p: Vec2,
     /// Radius.
     r: f32,
     /// How deep the circling body overlaps it before moving.
     before: f32,
+}
+
+/// The circling phase's scratch: the deflections of the search, and what the body being
+/// decided can touch (see [`World::gather_surroundings`]).
+#[derive(Default)]
+pub(super) struct CirclingScratch {
+    /// `(a, sin_cos(-a), sin_cos(a))` for each deflection `a` of the PAPER §2.2 search, in
+    /// search order.
+    fan: Vec<(f32, SinCos, SinCos)>,
+    /// The bodies a move of one step can touch, with their discs.
+    near: Vec<Near>,
+    /// The walls a move of one step can reach.
+    walls: Vec<u32>,
+    /// The body's wall depth where it stands.
+    from_depth: f32,
+    /// The step the surroundings were gathered for.
+    step: f32,
 }
 
 impl World {
@@ -40,14 +55,15 @@ impl World {
         let step_deg = self.config.circling_step_deg.max(1.0);
         // The deflections `a = step, 2 step, … <= 180°` (accumulated as the search always
         // did) with their sines and cosines, computed once a tick instead of per candidate.
-        self.fan.clear();
+        self.circling.fan.clear();
         let mut a = step_deg;
         while a <= 180.0 {
-            self.fan
+            self.circling
+                .fan
                 .push((a, (-a).to_radians().sin_cos(), a.to_radians().sin_cos()));
             a += step_deg;
         }
-        for i in 0..self.slots.len() {
+        for i in 0..self.bodies.slot_count() {
             self.decide(i);
         }
     }
@@ -55,7 +71,7 @@ impl World {
     /// Decides body `i`'s move for this tick (see [`World::circle`]).
     fn decide(&mut self, i: usize) {
         let return_deg = self.config.circling_return_deg;
-        let Some(b) = self.slots[i].body.as_ref() else {
+        let Some(b) = self.bodies.at(i) else {
             return;
         };
         if b.overlapping {
@@ -70,7 +86,7 @@ impl World {
         let heading = if steered { None } else { heading };
         let speed = want.length();
         if speed == 0.0 {
-            if let Some(b) = self.slots[i].body.as_mut() {
+            if let Some(b) = self.bodies.at_mut(i) {
                 b.next_pos = pos;
                 b.motion = if b.path_pending {
                     Motion::WaitingForPath
@@ -94,14 +110,13 @@ impl World {
         // steps too, and opposing streams along one wall jam.
         let oncoming = !steered
             && blocker.is_some_and(|j| {
-                self.slots[j]
-                    .body
-                    .as_ref()
+                self.bodies
+                    .at(j)
                     .is_some_and(|o| o.want.dot(pos - o.pos) > 0.0 && o.want.dot(d0) < 0.0)
             })
-            && self.slots[i]
-                .body
-                .as_ref()
+            && self
+                .bodies
+                .at(i)
                 .is_some_and(|b| b.yield_ticks < KEEP_RIGHT_TICKS);
         let chosen = if self.is_free(radius, ahead) {
             replan = heading.is_some();
@@ -113,8 +128,8 @@ impl World {
             } else {
                 let (max_angle, sides) = if oncoming { (90.0, 1) } else { (max_angle, 2) };
                 let mut found = None;
-                'search: for k in 0..self.fan.len() {
-                    let (a, minus, plus) = self.fan[k];
+                'search: for k in 0..self.circling.fan.len() {
+                    let (a, minus, plus) = self.circling.fan[k];
                     if a > max_angle {
                         break;
                     }
@@ -129,7 +144,7 @@ impl World {
                 found
             }
         };
-        if let Some(b) = self.slots[i].body.as_mut() {
+        if let Some(b) = self.bodies.at_mut(i) {
             b.yield_ticks = if oncoming && chosen.is_none() {
                 b.yield_ticks + 1
             } else {
@@ -137,8 +152,8 @@ impl World {
             };
         }
         let tick = self.tick.0;
-        let id = self.id_of(i);
-        let Some(b) = self.slots[i].body.as_mut() else {
+        let id = self.bodies.id_at(i);
+        let Some(b) = self.bodies.at_mut(i) else {
             return;
         };
         match chosen {
@@ -158,8 +173,8 @@ impl World {
                 b.motion = Motion::Circling;
             }
         }
-        self.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
-        self.grid.set_disc(i, self.next_discs[i]);
+        self.contacts.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
+        self.grid.set_disc(i, self.contacts.next_discs[i]);
         // Leaving the circling state: recompute the static path (PAPER §2.2 step 6).
         // Project decision: only when circling took the body out of sight of its next
         // corner; otherwise the path it has is still the shortest way on, and replanning
@@ -175,18 +190,18 @@ impl World {
                 )
             })
         {
-            set_goal(b, goal, tick);
+            b.set_goal(goal, tick);
             b.path_pending = true;
-            self.queue.push_back((id, tick));
+            self.paths.push(id, tick);
         }
     }
 
     /// Collects, once per body and tick, everything a move of up to `step` from `from`
     /// could touch: the bodies a step can touch, with their discs as decided so far and
-    /// their overlap before the move (`surround_near`), and the walls within the radius
-    /// plus the step (`surround_walls`). Every candidate heading of the circling search is
-    /// then tested against these short lists. Nothing else is decided while one body
-    /// searches, so the discs are those the search would read anyway.
+    /// their overlap before the move (`CirclingScratch::near`), and the walls within the
+    /// radius plus the step (`CirclingScratch::walls`). Every candidate heading of the
+    /// circling search is then tested against these short lists. Nothing else is decided
+    /// while one body searches, so the discs are those the search would read anyway.
     ///
     /// The lists leave out only what cannot matter: a disc or wall farther than radius plus
     /// step (plus 1 mm for rounding) from `from` is beyond the body's disc after any move
@@ -205,14 +220,14 @@ impl World {
         ahead: Option<Vec2>,
     ) -> Option<usize> {
         const SLACK: f32 = 1e-3;
-        let reach = radius + self.max_radius + 2.0 * step;
+        let reach = radius + self.bodies.max_radius() + 2.0 * step;
         let gathered = self.grid.cell_box(from, reach);
         // The cells the blocker's own grid query would visit; when rounding puts them
         // beyond the gathered ones, that query runs after all.
         let ahead = ahead.map(|to| {
             let cells = self
                 .grid
-                .cell_box(to, radius + self.max_radius + (to - from).length());
+                .cell_box(to, radius + self.bodies.max_radius() + (to - from).length());
             let inside = cells[0] >= gathered[0]
                 && cells[1] >= gathered[1]
                 && cells[2] <= gathered[2]
@@ -220,9 +235,9 @@ impl World {
             (to, cells, inside)
         });
         let mut worst: Option<(f32, usize)> = None;
-        let near = &mut self.surround_near;
+        let near = &mut self.circling.near;
         near.clear();
-        // The grid's copy of the discs is `next_discs` (see `set_next_disc`).
+        // The grid holds the same discs as `Contacts::next_discs` (both are set together).
         self.grid
             .for_each_disc_in(gathered, |j, [x, y, r], cx, cy| {
                 if j == i || r < 0.0 {
@@ -266,30 +281,25 @@ impl World {
         // The walls list reaches 1 cm past the step, so that a body that moves its full
         // step with no wall listed is still known clear of walls where it lands.
         let wall_reach = radius + step + 0.01;
-        let (bound, walls) = walls_within(
-            &self.wall_cells,
-            &self.mesh,
-            from,
-            wall_reach,
-            wall_reach,
-            &mut self.wall_scratch,
-            &mut self.near_walls,
-        );
-        self.surround_walls.clear();
+        let walls = self
+            .obstacles
+            .near(&self.mesh, from, wall_reach, wall_reach);
+        let bound = walls.bound;
+        self.circling.walls.clear();
         let far = radius + step + SLACK;
         // A lower bound on the distance from `from` to any wall: walls not listed are at
         // least the reach away, and none is nearer than the cell's bound.
         let mut nearest = wall_reach;
-        for &w in walls {
-            let d = self.walls[w as usize].distance_to_local_point(from, true);
+        for (w, wall) in walls.iter() {
+            let d = wall.distance_to_local_point(from, true);
             nearest = nearest.min(d);
             if d < far {
-                self.surround_walls.push(w);
+                self.circling.walls.push(w);
             }
         }
-        self.surround_step = step;
-        let doors_closed = self.doors_closed.iter().any(|&c| c);
-        self.wall_free[i] = (
+        self.circling.step = step;
+        let doors_closed = self.obstacles.any_door_closed();
+        self.contacts.wall_free[i] = (
             from,
             if doors_closed {
                 -1.0
@@ -297,10 +307,10 @@ impl World {
                 nearest.max(bound)
             },
         );
-        self.surround_from_depth = if self.surround_walls.is_empty() && !doors_closed {
+        self.circling.from_depth = if self.circling.walls.is_empty() && !doors_closed {
             0.0
         } else {
-            self.body_wall_depth(i, from, radius)
+            self.obstacles.body_depth(&self.mesh, i, from, radius)
         };
         blocker
     }
@@ -311,7 +321,7 @@ impl World {
     ///
     /// Tests against what [`World::gather_surroundings`] collected for this body.
     fn is_free(&mut self, radius: f32, to: Vec2) -> bool {
-        let near = &mut self.surround_near;
+        let near = &mut self.circling.near;
         for k in 0..near.len() {
             let n = near[k];
             // Cheap reject before the exact contact depth.
@@ -328,11 +338,11 @@ impl World {
             }
         }
         let mut clearance = radius;
-        for &w in &self.surround_walls {
-            clearance = clearance.min(self.walls[w as usize].distance_to_local_point(to, true));
+        for &w in &self.circling.walls {
+            clearance = clearance.min(self.obstacles.wall(w).distance_to_local_point(to, true));
         }
-        for (d, closed) in self.doors.iter().zip(&self.doors_closed) {
-            if *closed {
+        for (d, closed) in self.obstacles.doors() {
+            if closed {
                 clearance = clearance.min(d.distance_to_local_point(to, true));
             }
         }
@@ -344,19 +354,19 @@ impl World {
         // area's boundary is made of walls), and the crossed wall would lie within the
         // step of `to` and be listed: a centre that starts on the mesh (its depth is below
         // the radius) and ends farther than the step from every wall is still on it.
-        let stays_on = self.surround_from_depth < radius && clearance > self.surround_step + 1e-3;
+        let stays_on = self.circling.from_depth < radius && clearance > self.circling.step + 1e-3;
         if !stays_on && self.mesh.locate(to_point(to)).is_none() {
             after = radius;
         }
-        after <= self.surround_from_depth
+        after <= self.circling.from_depth
     }
 
     /// The body (other than `i`) that a move of `i` from `from` to `to` would push into
     /// most deeply, if any.
     fn first_blocker(&self, i: usize, from: Vec2, to: Vec2) -> Option<usize> {
-        let ball = self.slots[i].body.as_ref()?.ball;
-        let reach = ball.radius + self.max_radius + (to - from).length();
-        let discs = &self.next_discs;
+        let ball = self.bodies.at(i)?.ball;
+        let reach = ball.radius + self.bodies.max_radius() + (to - from).length();
+        let discs = &self.contacts.next_discs;
         let mut worst: Option<(f32, usize)> = None;
         self.grid.for_each_near(to, reach, |j| {
             let [x, y, r] = discs[j];
@@ -371,13 +381,5 @@ impl World {
             }
         });
         worst.map(|(_, j)| j)
-    }
-
-    /// Whether a disc of `radius` at `pos` is known clear of every wall and closed door
-    /// from body `i`'s `wall_free` disc (so its wall depth is 0 without asking the walls).
-    /// The 1 mm margin covers rounding in the distances.
-    pub(super) fn known_wall_free(&self, i: usize, pos: Vec2, radius: f32) -> bool {
-        let (centre, free) = self.wall_free[i];
-        (pos - centre).length() + radius + 1e-3 < free
     }
 }

@@ -2,9 +2,7 @@
 
 use parry2d::query::PointQuery;
 
-use super::{
-    DT_SECS, OVERLAP_TOLERANCE, World, disc_overlap, rotate, to_point, to_vec, walls_within,
-};
+use super::{DT_SECS, OVERLAP_TOLERANCE, World, disc_overlap, rotate, to_point, to_vec};
 use crate::types::{Motion, Vec2};
 
 /// A deterministic direction for two bodies at the same point.
@@ -64,8 +62,8 @@ impl World {
     pub fn repulse(&mut self) {
         let speed = self.config.repulsion_speed_mps;
         let mut forces: Vec<Vec2> = Vec::new();
-        for i in 0..self.slots.len() {
-            let Some(b) = self.slots[i].body.as_ref() else {
+        for i in 0..self.bodies.slot_count() {
+            let Some(b) = self.bodies.at(i) else {
                 continue;
             };
             if !b.overlapping {
@@ -73,13 +71,13 @@ impl World {
             }
             let (pos, ball) = (b.pos, b.ball);
             forces.clear();
-            let reach = ball.radius + self.max_radius;
-            let slots = &self.slots;
+            let reach = ball.radius + self.bodies.max_radius();
+            let bodies = &self.bodies;
             self.grid.for_each_near(pos, reach, |j| {
                 if j == i {
                     return;
                 }
-                if let Some(o) = slots[j].body.as_ref()
+                if let Some(o) = bodies.at(j)
                     && disc_overlap(pos, ball.radius, o.pos, o.ball.radius)
                         > OVERLAP_TOLERANCE * ball.radius.min(o.ball.radius)
                 {
@@ -93,14 +91,14 @@ impl World {
             });
             self.wall_forces(pos, ball.radius, &mut forces);
             let dir = combine_forces(&forces);
-            let Some(b) = self.slots[i].body.as_mut() else {
+            let Some(b) = self.bodies.at_mut(i) else {
                 continue;
             };
             b.motion = Motion::Repulsed;
             if let Some(dir) = dir {
                 b.next_pos = pos + dir * (speed * DT_SECS);
-                self.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
-                self.grid.set_disc(i, self.next_discs[i]);
+                self.contacts.next_discs[i] = [b.next_pos.x, b.next_pos.y, b.ball.radius];
+                self.grid.set_disc(i, self.contacts.next_discs[i]);
             }
         }
     }
@@ -118,25 +116,16 @@ impl World {
             }
             return;
         }
-        let (_, near) = walls_within(
-            &self.wall_cells,
-            &self.mesh,
-            pos,
-            radius,
-            radius,
-            &mut self.wall_scratch,
-            &mut self.near_walls,
-        );
         let limit = radius * (1.0 - OVERLAP_TOLERANCE);
-        for &w in near {
-            let proj = self.walls[w as usize].project_local_point(pos, true);
+        for (_, wall) in self.obstacles.near(&self.mesh, pos, radius, radius).iter() {
+            let proj = wall.project_local_point(pos, true);
             let away = pos - proj.point;
             if away.length() < limit && away.length() > 1e-6 {
                 forces.push(away.normalize());
             }
         }
-        for (d, closed) in self.doors.iter().zip(&self.doors_closed) {
-            if !*closed {
+        for (d, closed) in self.obstacles.doors() {
+            if !closed {
                 continue;
             }
             let proj = d.project_local_point(pos, true);

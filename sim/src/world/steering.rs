@@ -55,14 +55,11 @@ impl World {
     pub fn steer(&mut self) {
         // The grid and the overlap flags are those of the last tick's end, unless an input
         // added, removed or re-walled something since.
-        if !self.contacts_fresh {
+        if !self.contacts.fresh {
             self.survey(false);
         }
         let arrive = self.config.arrive_distance_m;
-        for slot in &mut self.slots {
-            let Some(b) = slot.body.as_mut() else {
-                continue;
-            };
+        for b in self.bodies.iter_mut() {
             b.want = Vec2::ZERO;
             if let Some(dir) = b.direction {
                 b.want = dir * b.speed;
@@ -113,8 +110,8 @@ impl World {
         let tick = self.tick.0;
         let look = LANE_LOOKAHEAD_M;
         let max_turn = LANE_MAX_DEG.to_radians();
-        for i in 0..self.slots.len() {
-            let Some(b) = self.slots[i].body.as_ref() else {
+        for i in 0..self.bodies.slot_count() {
+            let Some(b) = self.bodies.at(i) else {
                 continue;
             };
             let speed = b.want.length();
@@ -126,9 +123,9 @@ impl World {
             if (i as u64 + tick).is_multiple_of(LANE_EVERY) {
                 lane = 0.0;
                 let left = d0.perp();
-                let slots = &self.slots;
+                let bodies = &self.bodies;
                 // The cells of the strip ahead: `look` long, `clear` wide on each side.
-                let pad = r + self.max_radius + LANE_GAP_M;
+                let pad = r + self.bodies.max_radius() + LANE_GAP_M;
                 let end = pos + d0 * look;
                 let cells = self.grid.cells_between(
                     pos.min(end) - Vec2::new(pad, pad),
@@ -149,7 +146,7 @@ impl World {
                         if side >= clear || side <= -clear {
                             return;
                         }
-                        let Some(o) = slots[j].body.as_ref() else {
+                        let Some(o) = bodies.at(j) else {
                             return;
                         };
                         if o.want.dot(d0) >= -0.3 * o.want.length() {
@@ -160,7 +157,7 @@ impl World {
                         lane = lane.min(turn);
                     });
             }
-            if let Some(b) = self.slots[i].body.as_mut() {
+            if let Some(b) = self.bodies.at_mut(i) {
                 b.lane = lane;
                 if lane != 0.0 {
                     let (s, c) = lane.sin_cos();

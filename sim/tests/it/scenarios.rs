@@ -1,6 +1,6 @@
 //! The scenarios of the world issue, each deterministic.
 
-use sim::{Brain, EntityId, Input, Kind, Motion, Vec2, World, WorldConfig};
+use sim::{BodyView, Brain, EntityId, Input, Kind, Motion, Vec2, World, WorldConfig};
 
 use crate::{grid_mesh, npc, player, polygon_mesh, wanderer_rows};
 
@@ -31,7 +31,7 @@ fn head_on_in_a_corridor_both_arrive_without_overlap() {
     }
     assert!(max_overlap <= 0.01, "overlap {max_overlap} of the radius");
     for (id, target) in [(a, Vec2::new(19.0, 1.5)), (b, Vec2::new(1.0, 1.5))] {
-        let (pos, _, motion) = world.body(id).unwrap();
+        let BodyView { pos, motion, .. } = world.body(id).unwrap();
         assert!(
             (pos - target).length() < 0.5,
             "{id} at {pos:?}, wanted {target:?}"
@@ -83,7 +83,7 @@ fn crowd_disperses_edge_first_and_ends_without_overlap() {
         last = world.step(&[]);
         assert_eq!(last.bodies_in_walls, 0);
         for (k, id) in ids.iter().enumerate() {
-            let (pos, _, _) = world.body(*id).unwrap();
+            let pos = world.body(*id).unwrap().pos;
             if first_move[k] == u64::MAX && (pos - initial[k]).length() > 1e-4 {
                 first_move[k] = tick;
             }
@@ -150,7 +150,7 @@ fn door_closing_on_a_body_pushes_it_out_and_it_arrives() {
     world.step(&[Input::MoveTo(id, goal)]);
     // Walk until the centre has just crossed the door line, then close the door on it.
     let mut guard = 0;
-    while world.body(id).unwrap().0.x < 10.1 {
+    while world.body(id).unwrap().pos.x < 10.1 {
         world.step(&[]);
         guard += 1;
         assert!(guard < 400, "never reached the doorway");
@@ -178,7 +178,7 @@ fn door_closing_on_a_body_pushes_it_out_and_it_arrives() {
         ticks <= 40,
         "out of the door after {ticks} ticks, more than 2 s"
     );
-    let (pos, _, _) = world.body(id).unwrap();
+    let pos = world.body(id).unwrap().pos;
     assert!((pos - goal).length() < 0.5, "did not arrive: at {pos:?}");
 }
 
@@ -199,7 +199,7 @@ fn large_body_turns_a_corner_without_entering_the_wall() {
             out.tick
         );
     }
-    let (pos, _, _) = world.body(id).unwrap();
+    let pos = world.body(id).unwrap().pos;
     assert!((pos - goal).length() < 0.5, "did not arrive: at {pos:?}");
 }
 
@@ -245,11 +245,11 @@ fn gather_around_players_ends_without_overlap_or_wall_contact() {
     // They did gather: most NPCs are within 6 m of their player.
     let near = world
         .bodies()
-        .filter(|b| b.1 == Kind::Npc)
+        .filter(|b| b.kind == Kind::Npc)
         .filter(|b| {
             player_ids
                 .iter()
-                .any(|&p| (world.body(p).unwrap().0 - b.2).length() < 6.0)
+                .any(|&p| (world.body(p).unwrap().pos - b.pos).length() < 6.0)
         })
         .count();
     assert!(near >= 250, "only {near} of 300 NPCs gathered");
@@ -324,14 +324,14 @@ fn player_walking_in_a_direction_stops_at_the_wall() {
         let out = world.step(&[]);
         assert_eq!(out.bodies_in_walls, 0);
     }
-    let (pos, _, _) = world.body(id).unwrap();
+    let pos = world.body(id).unwrap().pos;
     // Pressed into the corner at the far end, touching but not entering the walls.
     assert!(pos.x > 19.0 && pos.x <= 19.6 + 1e-3, "x = {}", pos.x);
     assert!(pos.y > 2.0 && pos.y <= 2.6 + 1e-3, "y = {}", pos.y);
     world.step(&[Input::Stop(id)]);
-    let before = world.body(id).unwrap().0;
+    let before = world.body(id).unwrap().pos;
     world.step(&[]);
-    assert_eq!(world.body(id).unwrap().0, before);
+    assert_eq!(world.body(id).unwrap().pos, before);
 }
 
 #[test]
@@ -344,7 +344,7 @@ fn patrol_visits_its_points_in_turn() {
     let mut visits = Vec::new();
     for _ in 0..1200 {
         world.step(&[]);
-        let (pos, _, _) = world.body(id).unwrap();
+        let pos = world.body(id).unwrap().pos;
         for (k, p) in points.iter().enumerate() {
             if (pos - *p).length() < 0.3 && visits.last() != Some(&k) {
                 visits.push(k);
@@ -374,7 +374,7 @@ fn a_goal_in_a_corner_ends_where_the_body_can_stand() {
         }
     }
     assert!(arrived_at.is_some(), "never arrived");
-    let (pos, _, _) = world.body(id).unwrap();
+    let pos = world.body(id).unwrap().pos;
     assert!(
         (pos - Vec2::new(19.6, 2.6)).length() < 0.3,
         "stopped at {pos:?}"
@@ -421,7 +421,7 @@ fn opposing_streams_round_a_corner_keep_right_and_all_get_through() {
         assert_eq!(out.bodies_in_walls, 0, "tick {tick}: a body in a wall");
         let mut exits = Vec::new();
         for (k, &id) in ids.iter().enumerate() {
-            let Some((p, _, _)) = world.body(id) else {
+            let Some(BodyView { pos: p, .. }) = world.body(id) else {
                 continue;
             };
             if let Some(q) = was[k]
@@ -519,8 +519,16 @@ fn walkers_meeting_head_on_keep_right_and_pass_without_touching() {
         let mut closest = (f32::INFINITY, 0.0f32);
         for _ in 0..400 {
             world.step(&[]);
-            let (pa, _, ma) = world.body(a).unwrap();
-            let (pb, _, mb) = world.body(b).unwrap();
+            let BodyView {
+                pos: pa,
+                motion: ma,
+                ..
+            } = world.body(a).unwrap();
+            let BodyView {
+                pos: pb,
+                motion: mb,
+                ..
+            } = world.body(b).unwrap();
             assert!(
                 ma != Motion::Circling && mb != Motion::Circling,
                 "offset {offset}: circling at {pa:?} {pb:?}"
@@ -545,7 +553,7 @@ fn walkers_meeting_head_on_keep_right_and_pass_without_touching() {
             (a, Vec2::new(30.0, 20.0)),
             (b, Vec2::new(10.0, 20.0 + offset)),
         ] {
-            let (p, _, _) = world.body(id).unwrap();
+            let p = world.body(id).unwrap().pos;
             assert!(
                 (p - goal).length() < 0.5,
                 "offset {offset}: {p:?} short of {goal:?}"
@@ -581,7 +589,7 @@ fn a_body_standing_on_a_path_corner_does_not_stop_others_turning_it() {
             "tick {tick}: overlap {}",
             out.max_overlap
         );
-        let (p, _, _) = world.body(walker).unwrap();
+        let p = world.body(walker).unwrap().pos;
         if (p - goal).length() < 0.5 {
             arrived = Some(tick);
             break;

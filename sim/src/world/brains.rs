@@ -1,0 +1,124 @@
+//! Phase 2, brains: NPCs without a goal choose one (wander, patrol, gather) and ask the
+//! path queue for the way there.
+
+use navmesh::{NavMesh, TriId};
+
+use super::{DT_SECS, World, to_point, to_vec};
+use crate::types::{Brain, Kind, Vec2};
+
+/// Cumulative triangle area per island, for uniform random wander goals.
+pub(super) fn island_areas(mesh: &NavMesh) -> Vec<Vec<(f64, TriId)>> {
+    let mut island_tris = vec![Vec::new(); mesh.island_count() as usize];
+    for t in 0..mesh.triangle_count() {
+        let tri = TriId(t as u32);
+        let list: &mut Vec<(f64, TriId)> = &mut island_tris[mesh.island(tri).index()];
+        let total = list.last().map_or(0.0, |e| e.0) + mesh.triangle_area(tri);
+        list.push((total, tri));
+    }
+    island_tris
+}
+
+impl World {
+    /// Phase 2: NPC brains choose goals.
+    pub fn run_brains(&mut self) {
+        for i in 0..self.bodies.slot_count() {
+            let Some(b) = self.bodies.at(i) else {
+                continue;
+            };
+            if b.kind != Kind::Npc || b.path_pending {
+                continue;
+            }
+            let goal = match &b.brain {
+                Brain::Idle => None,
+                Brain::Wander => {
+                    // A wanderer that has made no progress for half the stuck time (two
+                    // streams meeting head-on in a corridor one body wide, which circling
+                    // cannot solve) gives up its goal and picks another.
+                    let give_up = (self.config.stuck_after_secs / 2.0 / DT_SECS) as u64;
+                    let mut blocked_dir = None;
+                    if b.goal.is_some() {
+                        if self.tick.0.saturating_sub(b.progress_tick) <= give_up {
+                            continue;
+                        }
+                        self.out.gave_up += 1;
+                        blocked_dir = Some(b.want);
+                    }
+                    let pos = b.pos;
+                    // After giving up, head away from the jam: prefer a goal whose straight
+                    // direction turns away from the way that was blocked, so jammed bodies
+                    // leave and the jam dissolves instead of being refilled.
+                    let mut pick = self.random_point_near(pos);
+                    if let Some(dir) = blocked_dir {
+                        for _ in 0..8 {
+                            if pick.is_none_or(|p| (p - pos).dot(dir) < 0.0) {
+                                break;
+                            }
+                            pick = self.random_point_near(pos);
+                        }
+                    }
+                    pick
+                }
+                Brain::Patrol(points) => {
+                    if b.goal.is_some() || points.is_empty() {
+                        continue;
+                    }
+                    let p = points[b.patrol_next % points.len()];
+                    if let Some(b) = self.bodies.at_mut(i) {
+                        b.patrol_next = (b.patrol_next + 1) % points_len(&b.brain);
+                    }
+                    Some(p)
+                }
+                Brain::Gather(target) => {
+                    let Some(t) = self.bodies.get(*target) else {
+                        continue;
+                    };
+                    let reach = b.ball.radius + t.ball.radius + self.config.gather_distance_m;
+                    if (t.pos - b.pos).length() <= reach {
+                        // Close enough: stand here (others press around, the figure 13 case).
+                        if let Some(b) = self.bodies.at_mut(i) {
+                            b.goal = None;
+                            b.clear_path();
+                        }
+                        continue;
+                    }
+                    match b.goal {
+                        Some(g) if (g - t.pos).length() < 1.0 => continue,
+                        _ => Some(t.pos),
+                    }
+                }
+            };
+            let Some(goal) = goal else { continue };
+            let id = self.bodies.id_at(i);
+            let tick = self.tick.0;
+            if let Some(b) = self.bodies.at_mut(i) {
+                b.set_goal(goal, tick);
+                b.path_pending = true;
+                self.paths.push(id, tick);
+            }
+        }
+    }
+
+    /// A uniformly random walkable point on the island under `near`.
+    fn random_point_near(&mut self, near: Vec2) -> Option<Vec2> {
+        let tri = self.mesh.nearest_point(to_point(near), 1e3)?.1;
+        let list = &self.island_tris[self.mesh.island(tri).index()];
+        let total = list.last()?.0;
+        let pick = self.rng.next_f64() * total;
+        let k = list.partition_point(|e| e.0 < pick).min(list.len() - 1);
+        let [a, b, c] = self.mesh.triangle_points(list[k].1);
+        let (mut u, mut v) = (self.rng.next_f64(), self.rng.next_f64());
+        if u + v > 1.0 {
+            u = 1.0 - u;
+            v = 1.0 - v;
+        }
+        Some(to_vec(a + (b - a) * u + (c - a) * v))
+    }
+}
+
+/// The number of patrol points (at least 1, so that it can divide).
+fn points_len(brain: &Brain) -> usize {
+    match brain {
+        Brain::Patrol(p) => p.len().max(1),
+        _ => 1,
+    }
+}

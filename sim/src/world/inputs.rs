@@ -1,0 +1,108 @@
+//! Phase 1, inputs: spawns, despawns, move orders and doors, each validated; invalid ones
+//! are counted, never applied.
+
+use super::bodies::Body;
+use super::{World, finite, to_point, to_vec};
+use crate::types::Input;
+
+impl World {
+    /// Phase 1: inputs. Invalid ones are counted in
+    /// [`StepOutput::invalid_inputs`](crate::StepOutput::invalid_inputs).
+    pub fn apply_inputs(&mut self, inputs: &[Input]) {
+        for input in inputs {
+            if !self.apply_input(input) {
+                self.out.invalid_inputs += 1;
+            }
+        }
+    }
+
+    /// Applies one input; false when it is invalid (and then changes nothing).
+    fn apply_input(&mut self, input: &Input) -> bool {
+        match input {
+            Input::Spawn {
+                kind,
+                pos,
+                radius_m,
+                speed_mps,
+                brain,
+            } => {
+                let valid = finite(*pos)
+                    && *radius_m > 0.0
+                    && radius_m.is_finite()
+                    && *speed_mps >= 0.0
+                    && speed_mps.is_finite();
+                if !valid {
+                    return false;
+                }
+                let Some((p, _)) = self.mesh.nearest_point(to_point(*pos), 1e3) else {
+                    return false;
+                };
+                let body = Body::new(
+                    *kind,
+                    brain.clone(),
+                    to_vec(p),
+                    *radius_m,
+                    *speed_mps,
+                    self.tick.0,
+                );
+                let id = self.bodies.insert(body);
+                self.contacts.fresh = false;
+                self.out.spawned.push(id);
+                true
+            }
+            Input::Despawn(id) => {
+                if self.bodies.remove(*id).is_none() {
+                    return false;
+                }
+                self.contacts.fresh = false;
+                true
+            }
+            Input::MoveTo(id, goal) => {
+                if !finite(*goal) {
+                    return false;
+                }
+                let tick = self.tick.0;
+                let Some(b) = self.bodies.get_mut(*id) else {
+                    return false;
+                };
+                b.direction = None;
+                b.set_goal(*goal, tick);
+                if !b.path_pending {
+                    b.path_pending = true;
+                    self.paths.push(*id, tick);
+                }
+                true
+            }
+            Input::MoveInDirection(id, dir) => {
+                let len = dir.length();
+                if !finite(*dir) || len == 0.0 {
+                    return false;
+                }
+                let Some(b) = self.bodies.get_mut(*id) else {
+                    return false;
+                };
+                b.goal = None;
+                b.clear_path();
+                b.direction = Some(*dir / len);
+                true
+            }
+            Input::Stop(id) => {
+                let Some(b) = self.bodies.get_mut(*id) else {
+                    return false;
+                };
+                b.goal = None;
+                b.clear_path();
+                b.direction = None;
+                b.heading = None;
+                true
+            }
+            Input::SetDoor { door, closed } => {
+                if !self.obstacles.set_door(*door, *closed) {
+                    return false;
+                }
+                self.contacts.fresh = false;
+                true
+            }
+        }
+    }
+}
