@@ -15,10 +15,9 @@
 //! next to the state they own: the generational body set (`world/bodies.rs`), the path
 //! queue (`world/paths.rs`), the walls and doors (`world/obstacles.rs`), the tick's
 //! contacts (`world/contacts.rs`). The broad-phase grid (`grid.rs`), the static wall
-//! lists per cell (`walls.rs`) and the seeded generator (`rng.rs`) serve them.
+//! lists per cell (`walls.rs`) serve them; the seeded generator is [`navmesh::Rng`].
 
 mod grid;
-mod rng;
 pub mod types;
 mod walls;
 pub mod world;

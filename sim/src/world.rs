@@ -28,10 +28,9 @@
 
 use std::sync::Arc;
 
-use navmesh::{NavMesh, Point, TriId};
+use navmesh::{NavMesh, Point, Rng};
 
 use crate::grid::BodyGrid;
-use crate::rng::Rng;
 use crate::types::{
     EntityId, Input, NoClock, PhaseClock, PhaseTimes, StepOutput, Tick, Vec2, WorldConfig,
 };
@@ -64,8 +63,7 @@ const OVERLAP_TOLERANCE: f32 = 1e-3;
 pub struct World {
     config: WorldConfig,
     mesh: Arc<NavMesh>,
-    /// Cumulative triangle area per island, for uniform random wander goals.
-    island_tris: Vec<Vec<(f64, TriId)>>,
+    /// The world's seeded generator: wander goals.
     rng: Rng,
     tick: Tick,
     bodies: BodySet,
@@ -116,9 +114,8 @@ impl World {
     /// A world on `mesh`, with its own random generator seeded by `seed`.
     ///
     /// With [`WorldConfig::path_corner_graph`], builds the mesh's corner graph now if it is
-    /// not built yet (tenths of a second on a large map, see
-    /// `NavMesh::prepare_point_queries`), so that the first path request does not stall a
-    /// tick.
+    /// not built yet (see `NavMesh::prepare_point_queries`), so that the first path
+    /// request does not stall a tick.
     pub fn new(config: WorldConfig, mesh: Arc<NavMesh>, seed: u64) -> World {
         if config.path_corner_graph {
             mesh.prepare_point_queries();
@@ -126,7 +123,6 @@ impl World {
         World {
             paths: PathQueue::new(config.path_corner_graph),
             obstacles: Obstacles::new(&mesh, &config.doors, &config.doors_closed),
-            island_tris: brains::island_areas(&mesh),
             config,
             mesh,
             rng: Rng::new(seed),

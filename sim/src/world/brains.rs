@@ -1,22 +1,8 @@
 //! Phase 2, brains: NPCs without a goal choose one (wander, patrol, gather) and ask the
 //! path queue for the way there.
 
-use navmesh::{NavMesh, TriId};
-
 use super::{DT_SECS, World, to_point, to_vec};
 use crate::types::{Brain, Kind, Vec2};
-
-/// Cumulative triangle area per island, for uniform random wander goals.
-pub(super) fn island_areas(mesh: &NavMesh) -> Vec<Vec<(f64, TriId)>> {
-    let mut island_tris = vec![Vec::new(); mesh.island_count() as usize];
-    for t in 0..mesh.triangle_count() {
-        let tri = TriId(t as u32);
-        let list: &mut Vec<(f64, TriId)> = &mut island_tris[mesh.island(tri).index()];
-        let total = list.last().map_or(0.0, |e| e.0) + mesh.triangle_area(tri);
-        list.push((total, tri));
-    }
-    island_tris
-}
 
 impl World {
     /// Phase 2: NPC brains choose goals.
@@ -101,17 +87,10 @@ impl World {
     /// A uniformly random walkable point on the island under `near`.
     fn random_point_near(&mut self, near: Vec2) -> Option<Vec2> {
         let tri = self.mesh.nearest_point(to_point(near), 1e3)?.1;
-        let list = &self.island_tris[self.mesh.island(tri).index()];
-        let total = list.last()?.0;
-        let pick = self.rng.next_f64() * total;
-        let k = list.partition_point(|e| e.0 < pick).min(list.len() - 1);
-        let [a, b, c] = self.mesh.triangle_points(list[k].1);
-        let (mut u, mut v) = (self.rng.next_f64(), self.rng.next_f64());
-        if u + v > 1.0 {
-            u = 1.0 - u;
-            v = 1.0 - v;
-        }
-        Some(to_vec(a + (b - a) * u + (c - a) * v))
+        let (point, _) = self
+            .mesh
+            .random_point_on_island(self.mesh.island(tri), &mut self.rng)?;
+        Some(to_vec(point))
     }
 }
 
