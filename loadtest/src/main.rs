@@ -11,7 +11,7 @@ use clap::Parser;
 use loadtest::bot::Behaviour;
 use loadtest::slo::Slo;
 use loadtest::swarm::{Options, Progress, run};
-use server::tls::{Fingerprint, Trust};
+use client::{Fingerprint, Trust};
 
 /// Most bots one run accepts.
 const MAX_BOTS: u64 = 20_000;

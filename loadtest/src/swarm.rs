@@ -13,8 +13,7 @@ use anyhow::{Context, Result};
 use protocol::codec::{FrameReader, encode_datagram, encode_frame};
 use protocol::{ClientDatagram, ClientMessage, PROTOCOL_VERSION, ServerMessage, Welcome};
 use quinn::{Connection, ConnectionError, RecvStream, SendStream};
-use server::client::{self, ClientError, close_reason};
-use server::tls::Trust;
+use client::{ClientError, Trust, close_reason};
 
 use crate::bot::{Behaviour, Bot, Sample, Violation};
 use crate::report::{Aggregate, Percentiles, Report, Second};
