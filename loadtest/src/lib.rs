@@ -7,6 +7,13 @@
 //! snapshot intervals (HdrHistogram), bandwidth, drops by reason and violations into a
 //! [`report::Report`]; [`slo::Slo`] turns thresholds into a pass or a list of misses;
 //! [`scrape`] reads the server's own tick figures from its `/metrics`.
+//!
+//! A run where nothing worked is a failure: unless an SLO file says otherwise, any bot
+//! that failed to log in, was dropped (a session the server falls silent on included) or
+//! saw a violation fails the run ([`slo::Slo::default`]).
+//!
+//! The swarm connects through the `client` crate and knows the server only by its wire
+//! protocol: it does not link the server, the world or the map code.
 
 pub mod bot;
 pub mod report;

@@ -1,5 +1,6 @@
-//! `loadtest`: runs a bot swarm against a game server and reports; exits non-zero when an
-//! SLO is missed (naming each) or the run cannot start.
+//! `loadtest`: runs a bot swarm against a game server and reports. Exits 2 when a gate is
+//! missed, naming each: with no `--slo` file, any bot that failed to log in, was dropped
+//! or saw a violation fails the run; exits 1 when the run cannot start.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -8,10 +9,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use clap::Parser;
+use client::{Fingerprint, Trust};
 use loadtest::bot::Behaviour;
 use loadtest::slo::Slo;
 use loadtest::swarm::{Options, Progress, run};
-use server::tls::{Fingerprint, Trust};
 
 /// Most bots one run accepts.
 const MAX_BOTS: u64 = 20_000;
@@ -30,15 +31,17 @@ struct Cli {
     /// Bots to run (at most 20,000).
     #[arg(long, value_name = "N")]
     bots: u64,
-    /// Seconds over which the bots start, evenly spread.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    ramp: f64,
+    /// Seconds over which the bots start, evenly spread [default: 5, or a quarter of a
+    /// shorter run's --duration].
+    #[arg(long, value_name = "SECS")]
+    ramp: Option<f64>,
     /// Seconds the run lasts, ramp included (at most 3,600).
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     duration: f64,
-    /// Seconds at the start left out of percentiles and rates.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-    warmup: f64,
+    /// Seconds at the start left out of percentiles and rates [default: 10, or a third of
+    /// a shorter run's --duration].
+    #[arg(long, value_name = "SECS")]
+    warmup: Option<f64>,
     /// How the bots play.
     #[arg(long, value_enum, default_value_t = Behaviour::Wander)]
     behaviour: Behaviour,
@@ -55,7 +58,8 @@ struct Cli {
     /// Also write the report as JSON here.
     #[arg(long, value_name = "OUT.json")]
     report: Option<PathBuf>,
-    /// Thresholds (TOML); the exit code is 2 when any is missed.
+    /// Thresholds (TOML); the exit code is 2 when any is missed. Without it, the run fails
+    /// (exit 2) when any bot failed to log in, was dropped or saw a violation.
     #[arg(long, value_name = "FILE")]
     slo: Option<PathBuf>,
     /// The server's metrics URL (http://HOST:PORT/metrics), scraped at start and end.
@@ -75,6 +79,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The default ramp and warm-up, scaled down for a short run so that any `--duration`
+/// works without them: a quarter and a third of the run, at most 5 s and 10 s (the warm-up
+/// outlasts the ramp, so percentiles start once every bot is in).
+fn default_ramp_and_warmup(duration_secs: f64) -> (f64, f64) {
+    (
+        (duration_secs / 4.0).min(5.0),
+        (duration_secs / 3.0).min(10.0),
+    )
 }
 
 fn seconds(name: &str, value: f64) -> Result<Duration> {
@@ -101,7 +115,7 @@ fn read_fingerprint(path: &std::path::Path) -> Result<String> {
     }
 }
 
-/// Runs the swarm; `Ok(false)` when an SLO was missed.
+/// Runs the swarm; `Ok(false)` when a gate was missed.
 fn start() -> Result<bool> {
     let cli = Cli::parse();
     ensure!(
@@ -111,18 +125,19 @@ fn start() -> Result<bool> {
     );
     let duration = seconds("duration", cli.duration)?;
     ensure!(duration > Duration::ZERO, "--duration must be above 0");
-    let ramp = seconds("ramp", cli.ramp)?;
-    let warmup = seconds("warmup", cli.warmup)?;
+    let (default_ramp, default_warmup) = default_ramp_and_warmup(cli.duration);
+    let ramp_secs = cli.ramp.unwrap_or(default_ramp);
+    let warmup_secs = cli.warmup.unwrap_or(default_warmup);
+    let ramp = seconds("ramp", ramp_secs)?;
+    let warmup = seconds("warmup", warmup_secs)?;
     ensure!(
         ramp <= duration,
-        "--ramp ({} s) must not exceed --duration ({} s)",
-        cli.ramp,
+        "--ramp ({ramp_secs} s) must not exceed --duration ({} s)",
         cli.duration
     );
     ensure!(
         warmup < duration,
-        "--warmup ({} s) must be shorter than --duration ({} s)",
-        cli.warmup,
+        "--warmup ({warmup_secs} s) must be shorter than --duration ({} s)",
         cli.duration
     );
     let server: SocketAddr = cli
@@ -151,7 +166,10 @@ fn start() -> Result<bool> {
             bail!("give --cert-fingerprint HEX (or --insecure-local for a server on this machine)")
         }
     };
-    let slo = cli.slo.as_deref().map(Slo::from_file).transpose()?;
+    let slo = match cli.slo.as_deref() {
+        Some(path) => Slo::from_file(path)?,
+        None => Slo::default(),
+    };
     let options = Options {
         server,
         bots: cli.bots,
@@ -179,9 +197,6 @@ fn start() -> Result<bool> {
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let Some(slo) = slo else {
-        return Ok(true);
-    };
     let misses = slo.misses(&report);
     for miss in &misses {
         println!("SLO missed: {miss}");
@@ -190,4 +205,22 @@ fn start() -> Result<bool> {
         println!("SLO met");
     }
     Ok(misses.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_runs_get_a_shorter_ramp_and_warmup() {
+        assert_eq!(default_ramp_and_warmup(60.0), (5.0, 10.0));
+        assert_eq!(default_ramp_and_warmup(3_600.0), (5.0, 10.0));
+        let (ramp, warmup) = default_ramp_and_warmup(3.0);
+        assert_eq!(ramp, 0.75);
+        assert_eq!(warmup, 1.0);
+        for duration in [0.1, 1.0, 3.0, 12.0, 29.0, 30.0, 31.0] {
+            let (ramp, warmup) = default_ramp_and_warmup(duration);
+            assert!(ramp <= warmup && warmup < duration, "{duration}");
+        }
+    }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use prometheus_parse::Value;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -39,7 +40,9 @@ pub struct ServerFigures {
     pub phase_mean_ms: BTreeMap<String, f64>,
 }
 
-/// Fetches and parses `url` (`http://HOST:PORT/PATH`), within five seconds.
+/// Fetches and parses `url` (`http://HOST:PORT/PATH`), within five seconds. The fetch is
+/// one plain HTTP/1.1 GET with `Connection: close`, read to the end: the server's endpoint
+/// answers exactly that, and an HTTP client library would outweigh the rest of the tool.
 pub async fn scrape(url: &str) -> Result<Scrape> {
     let rest = url
         .strip_prefix("http://")
@@ -69,37 +72,44 @@ pub async fn scrape(url: &str) -> Result<Scrape> {
     Ok(parse(body))
 }
 
-/// Parses the text exposition format, keeping the metrics this tool reports.
+/// Parses the text exposition format (with `prometheus-parse`), keeping the metrics this
+/// tool reports; lines it cannot read are skipped, so a malformed page gives zeros, not an
+/// error.
 pub fn parse(text: &str) -> Scrape {
+    let lines = text.lines().map(|line| Ok(line.to_owned()));
+    // Errors come only from the line iterator, and ours yields none.
+    let Ok(parsed) = prometheus_parse::Scrape::parse(lines) else {
+        return Scrape::default();
+    };
     let mut scrape = Scrape::default();
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((name, value)) = line.rsplit_once(' ') else {
-            continue;
-        };
-        let Ok(value) = value.parse::<f64>() else {
-            continue;
-        };
-        let label = |key: &str| {
-            let start = name.find(&format!("{key}=\""))? + key.len() + 2;
-            let end = name[start..].find('"')? + start;
-            Some(name[start..end].to_owned())
-        };
-        if name.starts_with("mmo_tick_seconds_bucket") {
-            let bound = label("le").map_or(f64::INFINITY, |le| le.parse().unwrap_or(f64::INFINITY));
-            scrape.tick_buckets.push((bound, value));
-        } else if name == "mmo_ticks_total" {
-            scrape.ticks = value;
-        } else if name == "mmo_tick_overruns_total" {
-            scrape.overruns = value;
-        } else if name == "mmo_clients_connected" {
-            scrape.clients = value;
-        } else if let Some(phase) = label("phase") {
-            let entry = scrape.phases.entry(phase).or_default();
-            if name.starts_with("mmo_tick_phase_seconds_sum") {
-                entry.0 = value;
-            } else if name.starts_with("mmo_tick_phase_seconds_count") {
-                entry.1 = value;
+    for sample in parsed.samples {
+        let value = match &sample.value {
+            Value::Counter(v) | Value::Gauge(v) | Value::Untyped(v) => *v,
+            Value::Histogram(buckets) => {
+                if sample.metric == "mmo_tick_seconds" {
+                    scrape.tick_buckets = buckets.iter().map(|b| (b.less_than, b.count)).collect();
+                    scrape.tick_buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+                }
+                continue;
             }
+            Value::Summary(_) => continue,
+        };
+        match sample.metric.as_str() {
+            "mmo_ticks_total" => scrape.ticks = value,
+            "mmo_tick_overruns_total" => scrape.overruns = value,
+            "mmo_clients_connected" => scrape.clients = value,
+            name @ ("mmo_tick_phase_seconds_sum" | "mmo_tick_phase_seconds_count") => {
+                let Some(phase) = sample.labels.get("phase") else {
+                    continue;
+                };
+                let entry = scrape.phases.entry(phase.to_owned()).or_default();
+                if name.ends_with("_sum") {
+                    entry.0 = value;
+                } else {
+                    entry.1 = value;
+                }
+            }
+            _ => {}
         }
     }
     scrape
@@ -143,18 +153,47 @@ pub fn between(start: &Scrape, end: &Scrape) -> ServerFigures {
 mod tests {
     use super::*;
 
+    /// A page as the server renders it: help and type lines, a plain histogram, a
+    /// histogram by phase, counters and a gauge.
+    fn page(ticks: u32, buckets: [u32; 3], paths_sum: f64, paths_count: u32) -> String {
+        let [b10, b25, inf] = buckets;
+        format!(
+            "# HELP mmo_ticks_total Ticks run.\n# TYPE mmo_ticks_total counter\nmmo_ticks_total {ticks}\n\
+             # HELP mmo_tick_seconds Tick duration.\n# TYPE mmo_tick_seconds histogram\n\
+             mmo_tick_seconds_bucket{{le=\"0.01\"}} {b10}\nmmo_tick_seconds_bucket{{le=\"0.025\"}} {b25}\n\
+             mmo_tick_seconds_bucket{{le=\"+Inf\"}} {inf}\nmmo_tick_seconds_sum 1.5\nmmo_tick_seconds_count {inf}\n\
+             # TYPE mmo_tick_phase_seconds histogram\n\
+             mmo_tick_phase_seconds_bucket{{phase=\"paths\",le=\"+Inf\"}} {paths_count}\n\
+             mmo_tick_phase_seconds_sum{{phase=\"paths\"}} {paths_sum}\n\
+             mmo_tick_phase_seconds_count{{phase=\"paths\"}} {paths_count}\n\
+             # TYPE mmo_tick_overruns_total counter\nmmo_tick_overruns_total 4\n\
+             # TYPE mmo_clients_connected gauge\nmmo_clients_connected 7\n"
+        )
+    }
+
     #[test]
     fn p99_from_bucket_differences() {
-        let start = parse(
-            "mmo_ticks_total 100\nmmo_tick_seconds_bucket{le=\"0.01\"} 100\nmmo_tick_seconds_bucket{le=\"0.025\"} 100\nmmo_tick_seconds_bucket{le=\"+Inf\"} 100\n",
-        );
-        let end = parse(
-            "mmo_ticks_total 300\nmmo_tick_seconds_bucket{le=\"0.01\"} 250\nmmo_tick_seconds_bucket{le=\"0.025\"} 299\nmmo_tick_seconds_bucket{le=\"+Inf\"} 300\nmmo_tick_phase_seconds_sum{phase=\"paths\"} 0.4\nmmo_tick_phase_seconds_count{phase=\"paths\"} 200\n",
-        );
+        let start = parse(&page(100, [100, 100, 100], 0.0, 0));
+        let end = parse(&page(300, [250, 299, 300], 0.4, 200));
+        assert_eq!(end.overruns, 4.0);
+        assert_eq!(end.clients, 7.0);
+        assert_eq!(end.tick_buckets.len(), 3, "{:?}", end.tick_buckets);
         let figures = between(&start, &end);
         assert_eq!(figures.ticks, 200);
         // 150 of 200 ticks under 10 ms, 199 under 25 ms: the 99th is in the 25 ms bucket.
         assert_eq!(figures.tick_p99_ms, 25.0);
         assert_eq!(figures.phase_mean_ms["paths"], 2.0);
+        assert_eq!(figures.clients, 7);
+    }
+
+    #[test]
+    fn a_page_that_is_not_metrics_gives_zeros() {
+        for text in [
+            "",
+            "<html>not found</html>",
+            "mmo_ticks_total abc\n{}{}\n# TYPE\n",
+        ] {
+            assert_eq!(parse(text), Scrape::default(), "{text:?}");
+        }
     }
 }

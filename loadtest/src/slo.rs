@@ -1,5 +1,10 @@
 //! Service-level objectives: thresholds from a TOML file, checked against a report. A run
 //! that misses any exits non-zero, naming each miss, so CI and operators can gate on it.
+//!
+//! Three gates hold even without a file ([`Slo::default`]): no bot may fail to log in, no
+//! session may end before the run does, and no bot may see a violation. A run where
+//! nothing worked (the server down, the wrong fingerprint, a server that died) is a
+//! failure, never a pass. A file may loosen them by giving a larger count.
 
 use std::path::Path;
 
@@ -8,16 +13,17 @@ use serde::Deserialize;
 
 use crate::report::Report;
 
-/// Thresholds; each is optional and checked only when given.
+/// Thresholds. The three counts hold always (0 unless given); the others are checked only
+/// when given.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Slo {
     /// Most bots that may fail to log in.
-    pub max_failed_connections: Option<u64>,
+    pub max_failed_connections: u64,
     /// Most sessions that may end before the run does.
-    pub max_dropped: Option<u64>,
+    pub max_dropped: u64,
     /// Most violations.
-    pub max_violations: Option<u64>,
+    pub max_violations: u64,
     /// Largest p99 snapshot interval, ms.
     pub snapshot_interval_p99_ms: Option<f64>,
     /// Largest p99 input round trip, ms.
@@ -53,17 +59,17 @@ impl Slo {
         };
         at_most(
             "failed connections",
-            self.max_failed_connections.map(|v| v as f64),
+            Some(self.max_failed_connections as f64),
             report.failed_count() as f64,
         );
         at_most(
             "dropped sessions",
-            self.max_dropped.map(|v| v as f64),
+            Some(self.max_dropped as f64),
             report.dropped_count() as f64,
         );
         at_most(
             "violations",
-            self.max_violations.map(|v| v as f64),
+            Some(self.max_violations as f64),
             report.violation_count() as f64,
         );
         at_most(
@@ -91,6 +97,9 @@ impl Slo {
         if report.snapshot_interval.count == 0 && self.snapshot_interval_p99_ms.is_some() {
             misses.push("snapshot interval: no snapshots were measured".to_owned());
         }
+        if report.rtt.count == 0 && self.rtt_p99_ms.is_some() {
+            misses.push("input round trip: no round trips were measured".to_owned());
+        }
         misses
     }
 }
@@ -111,5 +120,31 @@ mod tests {
         assert!(misses[0].starts_with("violations"));
         assert!(misses[1].starts_with("snapshot interval p99"));
         assert!(Slo::from_toml("max_violation = 0\n").is_err());
+    }
+
+    #[test]
+    fn without_a_file_failures_drops_and_violations_fail_the_run() {
+        let slo = Slo::default();
+        assert_eq!(slo, Slo::from_toml("").unwrap());
+        assert_eq!(slo.misses(&Report::default()), Vec::<String>::new());
+        let mut report = Report::default();
+        report.failed_to_connect.insert("timeout".to_owned(), 3);
+        report.dropped.insert("shutdown".to_owned(), 1);
+        report.violations.insert("out_of_bounds".to_owned(), 1);
+        let misses = slo.misses(&report);
+        assert_eq!(misses.len(), 3, "{misses:?}");
+        assert!(misses[0].starts_with("failed connections: 3"), "{misses:?}");
+        assert!(misses[1].starts_with("dropped sessions: 1"), "{misses:?}");
+        assert!(misses[2].starts_with("violations: 1"), "{misses:?}");
+        // A file may tolerate some.
+        let lenient = Slo::from_toml("max_failed_connections = 3\nmax_dropped = 1\n").unwrap();
+        assert_eq!(lenient.misses(&report).len(), 1);
+    }
+
+    #[test]
+    fn a_latency_gate_without_samples_is_missed() {
+        let slo = Slo::from_toml("rtt_p99_ms = 50\nsnapshot_interval_p99_ms = 60\n").unwrap();
+        let misses = slo.misses(&Report::default());
+        assert_eq!(misses.len(), 2, "{misses:?}");
     }
 }

@@ -2,6 +2,12 @@
 //! [`Report`]. Every bot shares one QUIC endpoint (one UDP socket); each is a small task
 //! that feeds its [`Bot`] what arrives and sends what the bot asks for. The run is bounded:
 //! it ends at its duration whatever the server does.
+//!
+//! Every bot is accounted for: it logs in (and then plays to the end or is dropped, with a
+//! reason) or it fails to log in, with a reason; a bot still in its handshake when the run
+//! ends has failed with `timeout`. A session the server stops talking to is dropped as
+//! `server_silent`: a server killed outright sends no close, and QUIC's idle timeout alone
+//! would outlast a short run.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
@@ -10,11 +16,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use client::{ClientError, Trust, close_reason};
 use protocol::codec::{FrameReader, encode_datagram, encode_frame};
 use protocol::{ClientDatagram, ClientMessage, PROTOCOL_VERSION, ServerMessage, Welcome};
 use quinn::{Connection, ConnectionError, RecvStream, SendStream};
-use server::client::{self, ClientError, close_reason};
-use server::tls::Trust;
 
 use crate::bot::{Behaviour, Bot, Sample, Violation};
 use crate::report::{Aggregate, Percentiles, Report, Second};
@@ -52,8 +57,11 @@ pub struct Options {
     pub progress: Progress,
 }
 
-/// Time a bot has to connect and log in.
+/// Time a bot has to connect and log in (and never past the run's end).
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// A session that hears nothing from the server for this long is dropped. The server
+/// sends a snapshot every tick (20 Hz), so this is dozens of missed ticks, not jitter.
+const SILENCE_LIMIT: Duration = Duration::from_secs(3);
 /// Time bots get to leave after the run's end.
 const LEAVE_GRACE: Duration = Duration::from_secs(3);
 
@@ -92,9 +100,7 @@ pub async fn run(options: Options) -> Result<Report> {
         let (server, behaviour) = (options.server, options.behaviour);
         tasks.spawn(async move {
             tokio::time::sleep_until((start + offset).into()).await;
-            if Instant::now() < end {
-                drive(number, &endpoint, server, behaviour, &shared, end).await;
-            }
+            drive(number, &endpoint, server, behaviour, &shared, end).await;
         });
     }
 
@@ -123,7 +129,8 @@ pub async fn run(options: Options) -> Result<Report> {
     }
     display.finish();
 
-    // Bots leave at the end by themselves; a bot stuck in a handshake is cut off.
+    // Bots leave at the end by themselves (every login gives up at the end); one slow to
+    // leave is cut off.
     let _ = tokio::time::timeout_at((end + LEAVE_GRACE).into(), async {
         while tasks.join_next().await.is_some() {}
     })
@@ -192,8 +199,9 @@ async fn drive(
     shared: &Shared,
     end: Instant,
 ) {
+    let deadline = (Instant::now() + LOGIN_TIMEOUT).min(end);
     let login =
-        tokio::time::timeout(LOGIN_TIMEOUT, login(endpoint, server, &Bot::name(number))).await;
+        tokio::time::timeout_at(deadline.into(), login(endpoint, server, &Bot::name(number))).await;
     let (conn, mut send, mut recv, mut reader, welcome) = match login {
         Ok(Ok(session)) => session,
         Ok(Err(err)) => {
@@ -216,6 +224,7 @@ async fn drive(
     }
     let mut bot = Bot::new(behaviour, number);
     bot.on_welcome(welcome, Instant::now());
+    let mut last_heard = Instant::now();
     let mut buf = vec![0u8; 4096];
     let mut tally = Tally::default();
     let dropped: Option<String> = loop {
@@ -226,6 +235,7 @@ async fn drive(
         tokio::select! {
             datagram = conn.read_datagram() => match datagram {
                 Ok(bytes) => {
+                    last_heard = Instant::now();
                     tally.bytes_in += bytes.len() as u64;
                     bot.on_datagram(&bytes, Instant::now());
                 }
@@ -233,6 +243,7 @@ async fn drive(
             },
             read = recv.read(&mut buf) => match read {
                 Ok(Some(n)) => {
+                    last_heard = Instant::now();
                     tally.bytes_in += n as u64;
                     reader.push(&buf[..n]);
                     match answer_frames(&mut bot, &mut reader, &mut send, &mut tally).await {
@@ -249,6 +260,9 @@ async fn drive(
                 let now = Instant::now();
                 if now >= end {
                     break None;
+                }
+                if now.saturating_duration_since(last_heard) >= SILENCE_LIMIT {
+                    break Some("server_silent".to_owned());
                 }
                 if let Some(input) = bot.next_input(now)
                     && let Ok(bytes) = encode_datagram(&ClientDatagram::Input(input))
@@ -396,13 +410,10 @@ fn client_error_reason(err: &ClientError) -> String {
     match err {
         ClientError::Disconnected { reason, .. } => reason.name().to_owned(),
         ClientError::Connect(text) if text.contains("timed out") => "timeout".to_owned(),
-        // The cause, short: operators need to tell a refusal from a TLS failure.
-        ClientError::Connect(text) => format!(
-            "connect_failed: {}",
-            text.chars().take(60).collect::<String>()
-        ),
-        ClientError::Closed(_) => "closed".to_owned(),
-        ClientError::Protocol(_) => "protocol_error".to_owned(),
+        // The cause whole: operators need to tell a refusal from a TLS failure, and which.
+        ClientError::Connect(text) => format!("connect_failed: {text}"),
+        ClientError::Closed(text) => format!("closed: {text}"),
+        ClientError::Protocol(text) => format!("protocol_error: {text}"),
     }
 }
 

@@ -6,10 +6,10 @@
 //! authority over where bodies are; sessions ([`session`]) validate everything a client
 //! sends before the world sees it and talk to the world through one bounded channel; a
 //! client that misbehaves or falls behind is dropped and counted, and never slows the tick
-//! or another client. Tokio and quinn stay in this crate; the world (`sim`) and the wire
-//! (`protocol`) know neither.
+//! or another client. Tokio and quinn stay in this crate (and in `client`, whose
+//! [`tls::Fingerprint`] the server reports); the world (`sim`) and the wire (`protocol`)
+//! know neither.
 
-pub mod client;
 pub mod config;
 mod figures;
 pub mod game;

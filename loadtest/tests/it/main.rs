@@ -1,138 +1,185 @@
-//! The swarm against a real server started in-process on 127.0.0.1:0, over real QUIC.
+//! The `loadtest` binary end to end: its exit code and report against endpoints that need
+//! no game server. A closed port, a QUIC server with another certificate, and a server
+//! that logs the bots in and then falls silent (as a killed one does) must each fail the
+//! run (exit 2), even without `--slo`. Each run lasts a few seconds.
+//!
+//! The swarm against the real server (a healthy run, a server shut down mid-run) is tested
+//! in the server's test suite, which may depend on this crate; this crate does not depend
+//! on the server.
 
 // Test setup failures panic: that is the report.
 #![allow(clippy::unwrap_used)]
 
+use std::net::SocketAddr;
+use std::process::Output;
+use std::sync::Arc;
 use std::time::Duration;
 
-use loadtest::bot::Behaviour;
-use loadtest::slo::Slo;
-use loadtest::swarm::{Options, Progress, run};
-use server::config::Config;
-use server::run::{Running, start};
-use server::tls::Trust;
+use protocol::codec::{FrameReader, encode_frame};
+use protocol::{Bounds, ClientMessage, NetId, PROTOCOL_VERSION, ServerMessage, Welcome};
+use quinn::crypto::rustls::QuicServerConfig;
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
-async fn server(npcs: u32) -> Running {
-    start(Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        metrics_listen: "127.0.0.1:0".parse().unwrap(),
-        npcs,
-        max_clients_per_ip: 1_000,
-        shutdown_grace_secs: 0.5,
-        ..Config::default()
-    })
-    .await
-    .unwrap()
-}
-
-fn options(server: &Running, bots: u64, duration_secs: u64) -> Options {
-    Options {
-        server: server.quic_addr,
-        bots,
-        ramp: Duration::from_secs(2),
-        duration: Duration::from_secs(duration_secs),
-        warmup: Duration::from_secs(4),
-        behaviour: Behaviour::Mixed,
-        trust: Trust::Pinned(server.fingerprint),
-        metrics_url: Some(format!("http://{}/metrics", server.metrics_addr)),
-        progress: Progress::Quiet,
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hundred_bots_for_fifteen_seconds() {
-    let server = server(500).await;
-    let report = tokio::time::timeout(Duration::from_secs(60), run(options(&server, 100, 15)))
-        .await
-        .expect("the swarm ends by itself")
-        .unwrap();
-    println!("{}", report.table());
-    assert_eq!(report.connected, 100, "{:?}", report.failed_to_connect);
-    assert_eq!(report.failed_count(), 0);
-    assert_eq!(report.dropped_count(), 0, "{:?}", report.dropped);
-    assert_eq!(report.violation_count(), 0, "{:?}", report.violations);
-    assert!(report.rtt.count > 1_000, "{:?}", report.rtt);
-    assert!(
-        report.snapshots_per_bot_per_sec > 15.0,
-        "{}",
-        report.snapshots_per_bot_per_sec
-    );
-    let server_figures = report
-        .server_figures
-        .as_ref()
-        .expect("metrics were scraped");
-    assert!(server_figures.ticks >= 250, "{server_figures:?}");
-    assert_eq!(server_figures.clients, 0, "the bots left at the end");
-    let slo = Slo::from_toml(
-        "max_failed_connections = 0\nmax_dropped = 0\nmax_violations = 0\nsnapshot_interval_p99_ms = 100\n",
-    )
-    .unwrap();
-    assert_eq!(slo.misses(&report), Vec::<String>::new());
-    server.shutdown().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_that_goes_away_is_reported_not_waited_for() {
-    let server = server(100).await;
-    let options = options(&server, 20, 8);
-    let swarm = tokio::spawn(run(options));
-    tokio::time::sleep(Duration::from_secs(4)).await;
-    server.shutdown().await.unwrap();
-    let report = tokio::time::timeout(Duration::from_secs(30), swarm)
-        .await
-        .expect("the swarm ends by itself")
-        .unwrap()
-        .unwrap();
-    println!("{}", report.table());
-    assert_eq!(report.connected, 20);
-    assert_eq!(
-        report.dropped.get("shutdown"),
-        Some(&20),
-        "{:?}",
-        report.dropped
-    );
-    assert_eq!(report.violation_count(), 0, "{:?}", report.violations);
-    let slo = Slo::from_toml("max_dropped = 0\n").unwrap();
-    let misses = slo.misses(&report);
-    assert_eq!(misses.len(), 1);
-    assert!(misses[0].starts_with("dropped sessions"), "{misses:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_binary_exits_with_the_slo_failure_when_the_server_goes_away() {
-    let server = server(100).await;
-    let dir = std::env::temp_dir().join(format!("loadtest-it-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let slo = dir.join("slo.toml");
-    std::fs::write(&slo, "max_dropped = 0\nmax_violations = 0\n").unwrap();
+/// Runs the built `loadtest` with `args` (plus `--quiet`) and waits for it, at most 30 s.
+async fn loadtest(args: &[&str]) -> Output {
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_loadtest"))
-        .args([
-            "--server",
-            &server.quic_addr.to_string(),
-            "--bots",
-            "10",
-            "--ramp",
-            "1",
-            "--duration",
-            "8",
-            "--warmup",
-            "1",
-            "--insecure-local",
-            "--quiet",
-            "--slo",
-            slo.to_str().unwrap(),
-        ])
+        .args(args)
+        .arg("--quiet")
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
         .spawn()
         .unwrap();
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    server.shutdown().await.unwrap();
-    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+    tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
         .await
         .expect("the swarm exits by itself")
+        .unwrap()
+}
+
+/// A QUIC endpoint on 127.0.0.1 speaking the protocol's ALPN with a fresh self-signed
+/// certificate. Each connection is logged in (hello, login, welcome) and then hears
+/// nothing more, though QUIC keeps it open: what a bot sees of a server that died.
+fn silent_server() -> SocketAddr {
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+        certified.signing_key.serialize_der(),
+    ));
+    let mut tls = rustls::ServerConfig::builder_with_provider(client::tls::provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![certified.cert.der().clone()], key)
         .unwrap();
+    tls.alpn_protocols = vec![protocol::ALPN.to_vec()];
+    let crypto = QuicServerConfig::try_from(tls).unwrap();
+    let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let endpoint = quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = endpoint.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Some(incoming) = endpoint.accept().await {
+            tokio::spawn(async move {
+                let Ok(conn) = incoming.await else { return };
+                let Ok((mut send, mut recv)) = conn.accept_bi().await else {
+                    return;
+                };
+                let mut reader = FrameReader::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    match reader.next_message::<ClientMessage>() {
+                        Ok(Some(ClientMessage::Login { .. })) => break,
+                        Ok(Some(_)) => continue,
+                        Ok(None) => {}
+                        Err(_) => return,
+                    }
+                    match recv.read(&mut buf).await {
+                        Ok(Some(n)) => reader.push(&buf[..n]),
+                        _ => return,
+                    }
+                }
+                let welcome = ServerMessage::Welcome(Welcome {
+                    version: PROTOCOL_VERSION,
+                    entity: NetId {
+                        index: 1,
+                        generation: 0,
+                    },
+                    tick_rate_hz: 20,
+                    map_id: "silent".to_owned(),
+                    bounds: Bounds {
+                        min_x: 0.0,
+                        min_y: 0.0,
+                        max_x: 100.0,
+                        max_y: 100.0,
+                    },
+                    view_radius_m: 30.0,
+                });
+                if send
+                    .write_all(&encode_frame(&welcome).unwrap())
+                    .await
+                    .is_ok()
+                {
+                    conn.closed().await;
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn no_server_at_the_address_fails_the_run() {
+    // A short run with the default ramp and warm-up: they scale down to fit it.
+    let out = loadtest(&[
+        "--server",
+        "127.0.0.1:1",
+        "--bots",
+        "3",
+        "--duration",
+        "3",
+        "--insecure-local",
+    ])
+    .await;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{stdout}");
-    assert!(stdout.contains("shutdown: 10"), "{stdout}");
-    assert!(stdout.contains("SLO missed: dropped sessions"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stdout.contains("bots connected      0 of 3"), "{stdout}");
+    assert!(stdout.contains("failed to connect   3"), "{stdout}");
+    assert!(
+        stdout.contains("SLO missed: failed connections: 3"),
+        "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_with_another_certificate_fails_the_run_with_the_whole_reason() {
+    let addr = silent_server().to_string();
+    let out = loadtest(&[
+        "--server",
+        &addr,
+        "--bots",
+        "2",
+        "--duration",
+        "2",
+        "--cert-fingerprint",
+        &"00".repeat(32),
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stdout.contains("failed to connect   2"), "{stdout}");
+    // The reason names the certificate check, past the first 60 characters of the error.
+    let reason = stdout
+        .lines()
+        .find(|line| line.contains("connect_failed: "))
+        .expect("a connect failure with its reason");
+    assert!(
+        reason.contains("ApplicationVerificationFailure"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_falls_silent_fails_the_run() {
+    let addr = silent_server().to_string();
+    let out = loadtest(&[
+        "--server",
+        &addr,
+        "--bots",
+        "2",
+        "--duration",
+        "5",
+        "--ramp",
+        "0",
+        "--insecure-local",
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stdout.contains("bots connected      2 of 2"), "{stdout}");
+    assert!(stdout.contains("server_silent: 2"), "{stdout}");
+    assert!(
+        stdout.contains("SLO missed: dropped sessions: 2"),
+        "{stdout}"
+    );
 }

@@ -1,5 +1,6 @@
 //! The `server` crate end to end: `server simulate` runs and its errors, `server run`
-//! over real QUIC on loopback, and the binary's start and signal-driven shutdown.
+//! over real QUIC on loopback (with the reference client and with the load-test swarm),
+//! and the binary's start and signal-driven shutdown.
 
 // Test helpers outside `#[test]` functions may panic on setup failures: that is the report.
 #![allow(clippy::unwrap_used)]
@@ -8,3 +9,4 @@ mod binary;
 mod http;
 mod net;
 mod simulate;
+mod swarm;

@@ -6,14 +6,13 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use client::{Client, ClientError, Trust};
 use protocol::codec::encode_frame;
 use protocol::{
     ClientMessage, Command, DisconnectReason, EntityKind, Event, ServerMessage, Snapshot, View,
 };
-use server::client::{self, Client, ClientError};
 use server::config::Config;
 use server::run::{Running, start};
-use server::tls::Trust;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::timeout;
 

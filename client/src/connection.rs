@@ -1,6 +1,5 @@
-//! A reference client: connects over QUIC pinning the server's certificate, logs in,
-//! sends inputs and rebuilds its view from delta snapshots. The integration tests drive the
-//! server with it, and it shows a client author the protocol in working code.
+//! A session with the server: the QUIC endpoint, the login, the control stream read in the
+//! background, inputs sent as datagrams, and the view rebuilt from delta snapshots.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -55,7 +54,7 @@ pub fn endpoint(server: SocketAddr, trust: Trust) -> Result<quinn::Endpoint, Cli
         keep_alive: Duration::from_secs(4),
     };
     let config =
-        client_config(trust, limits).map_err(|err| ClientError::Connect(format!("{err:#}")))?;
+        client_config(trust, limits).map_err(|err| ClientError::Connect(err.to_string()))?;
     endpoint.set_default_client_config(config);
     Ok(endpoint)
 }
