@@ -34,26 +34,28 @@ impl SourceKind {
     }
 }
 
-/// Why a build failed; each variant is one stage's error.
+/// Why a build failed; each variant is one stage's error. The message names the stage
+/// only: the stage's own error is the [`std::error::Error::source`], so a report that
+/// prints the chain (`anyhow`'s `{:#}`) shows it once.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// The polygon JSON did not parse.
-    #[error("parse: {0}")]
+    #[error("parse")]
     Polygon(#[from] polygon::PolygonError),
     /// The grid map did not parse.
-    #[error("parse: {0}")]
+    #[error("parse")]
     Grid(#[from] grid::GridError),
     /// The outline is not a valid walkable area.
-    #[error("validate: {0}")]
+    #[error("validate")]
     Validation(#[from] ValidationError),
     /// Triangulation or classification failed.
-    #[error("triangulate: {0}")]
+    #[error("triangulate")]
     Triangulate(#[from] TriangulateError),
     /// Bad refinement settings.
-    #[error("refine: {0}")]
+    #[error("refine")]
     Refine(#[from] RefineParamsError),
     /// The baked mesh broke an invariant (a builder bug, reported rather than written).
-    #[error("bake: {0}")]
+    #[error("bake")]
     Mesh(#[from] MeshError),
 }
 

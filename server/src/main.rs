@@ -207,6 +207,7 @@ fn config_of(args: RunArgs) -> Result<Config> {
 }
 
 fn init_logging(format: LogFormat) {
+    use std::io::IsTerminal;
     use tracing_subscriber::filter::{LevelFilter, Targets};
     use tracing_subscriber::prelude::*;
     let filter = std::env::var("RUST_LOG")
@@ -215,7 +216,11 @@ fn init_logging(format: LogFormat) {
         .unwrap_or_else(|| Targets::new().with_default(LevelFilter::INFO));
     let registry = tracing_subscriber::registry().with(filter);
     match format {
-        LogFormat::Human => registry.with(tracing_subscriber::fmt::layer()).init(),
+        // Colours only for a person at a terminal: escape codes in a file or a log
+        // collector's pipe are noise that breaks searching.
+        LogFormat::Human => registry
+            .with(tracing_subscriber::fmt::layer().with_ansi(std::io::stdout().is_terminal()))
+            .init(),
         LogFormat::Json => registry
             .with(tracing_subscriber::fmt::layer().json())
             .init(),
