@@ -9,6 +9,14 @@ use std::time::Duration;
 use anyhow::{Context, Result, ensure};
 use serde::Deserialize;
 
+/// The QUIC socket's receive and send buffers asked for by default, bytes: room for a few
+/// thousand datagrams, so a burst does not overflow the buffer before the endpoint reads.
+pub const DEFAULT_SOCKET_BUFFER_BYTES: u32 = 4 * 1024 * 1024;
+
+/// Smallest and largest socket buffer sizes accepted, bytes (Linux doubles the value set,
+/// and the doubled value must fit a C `int`).
+const SOCKET_BUFFER_RANGE: std::ops::RangeInclusive<u32> = 4096..=512 * 1024 * 1024;
+
 /// Log line format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -84,6 +92,13 @@ pub struct Config {
     /// Consecutive dropped snapshots (20 per second) after which a client is disconnected
     /// as too slow.
     pub slow_client_ticks: u32,
+    /// Receive buffer to ask the kernel for on the QUIC socket, bytes. Linux grants at most
+    /// `net.core.rmem_max` (the server warns when it gets less); a burst of packets beyond
+    /// the buffer is dropped by the kernel (`mmo_udp_receive_drops_total`).
+    pub socket_recv_buffer_bytes: u32,
+    /// Send buffer to ask the kernel for on the QUIC socket, bytes (Linux: at most
+    /// `net.core.wmem_max`).
+    pub socket_send_buffer_bytes: u32,
     /// Log line format.
     pub log_format: LogFormat,
     /// Also write the certificate's SHA-256 fingerprint (hex) to this file at start, for
@@ -118,6 +133,8 @@ impl Default for Config {
             shutdown_grace_secs: 2.0,
             retry: true,
             slow_client_ticks: 200,
+            socket_recv_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
+            socket_send_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             log_format: LogFormat::Human,
             fingerprint_file: None,
         }
@@ -211,6 +228,17 @@ impl Config {
             self.slow_client_ticks >= 1,
             "slow_client_ticks must be at least 1"
         );
+        for (name, value) in [
+            ("socket_recv_buffer_bytes", self.socket_recv_buffer_bytes),
+            ("socket_send_buffer_bytes", self.socket_send_buffer_bytes),
+        ] {
+            ensure!(
+                SOCKET_BUFFER_RANGE.contains(&value),
+                "{name} must be between {} and {}, got {value}",
+                SOCKET_BUFFER_RANGE.start(),
+                SOCKET_BUFFER_RANGE.end()
+            );
+        }
         Ok(())
     }
 

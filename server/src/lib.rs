@@ -25,3 +25,4 @@ pub mod simulate;
 pub mod snapshots;
 mod svg;
 pub mod tls;
+pub mod udp;

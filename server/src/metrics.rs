@@ -189,6 +189,12 @@ pub struct Metrics {
     pub connections_lost: Counter,
     /// QUIC handshakes that failed (`[0]`) or did not finish in time (`[1]`).
     pub handshakes_failed: [Counter; 2],
+    /// Datagrams the kernel dropped at the QUIC socket (its receive buffer was full).
+    pub udp_receive_drops: Counter,
+    /// The QUIC socket's receive buffer as granted by the kernel, bytes.
+    pub udp_receive_buffer_bytes: Gauge,
+    /// The QUIC socket's send buffer as granted by the kernel, bytes.
+    pub udp_send_buffer_bytes: Gauge,
 }
 
 impl Metrics {
@@ -345,6 +351,24 @@ impl Metrics {
             "mmo_connections_lost_total",
             "Sessions whose connection was lost without a disconnect.",
             &self.connections_lost,
+        );
+        counter(
+            &mut out,
+            "mmo_udp_receive_drops_total",
+            "Datagrams the kernel dropped at the QUIC socket because its receive buffer was full.",
+            &self.udp_receive_drops,
+        );
+        gauge(
+            &mut out,
+            "mmo_udp_receive_buffer_bytes",
+            "The QUIC socket's receive buffer as granted by the kernel.",
+            &self.udp_receive_buffer_bytes,
+        );
+        gauge(
+            &mut out,
+            "mmo_udp_send_buffer_bytes",
+            "The QUIC socket's send buffer as granted by the kernel.",
+            &self.udp_send_buffer_bytes,
         );
         out
     }

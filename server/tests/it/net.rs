@@ -481,3 +481,33 @@ async fn a_load_test_bot_finds_no_violations() {
     assert!(samples.iter().any(|s| matches!(s, Sample::Rtt(_))));
     server.shutdown().await.unwrap();
 }
+
+/// A number from a `/metrics` text: the value of the line `name value`.
+fn metric_value(metrics: &str, name: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{metrics}"))
+}
+
+/// The QUIC socket asks for megabytes of receive buffer, not the kernel's default of a
+/// few hundred kilobytes, and exports what it got and what the kernel dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_quic_socket_has_megabytes_of_buffer_and_counts_drops() {
+    let server = start(config(10)).await.unwrap();
+    let metrics = http_get(server.metrics_addr, "/metrics").await;
+    let granted = metric_value(&metrics, "mmo_udp_receive_buffer_bytes");
+    let asked = u64::from(server::config::DEFAULT_SOCKET_BUFFER_BYTES);
+    assert!(asked >= 4 << 20);
+    match std::fs::read_to_string("/proc/sys/net/core/rmem_max") {
+        Ok(max) => {
+            let max: u64 = max.trim().parse().unwrap();
+            assert_eq!(granted, asked.min(max), "rmem_max {max}");
+        }
+        Err(_) => assert!(granted > 0),
+    }
+    assert!(metric_value(&metrics, "mmo_udp_send_buffer_bytes") > 0);
+    // Nobody flooded this socket.
+    assert_eq!(metric_value(&metrics, "mmo_udp_receive_drops_total"), 0);
+    server.shutdown().await.unwrap();
+}
