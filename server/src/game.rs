@@ -145,8 +145,18 @@ struct Client {
     pending: Option<Command>,
 }
 
+/// Whether the session that asked for a character still wants it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claim {
+    /// The session waits for its character.
+    Waiting,
+    /// The session ended first: its character is removed as soon as it exists.
+    Abandoned,
+}
+
 struct PendingJoin {
     session: SessionId,
+    claim: Claim,
     name: String,
     sink: Box<dyn DatagramSink>,
     kick: mpsc::Sender<Kick>,
@@ -261,6 +271,7 @@ impl Game {
                 });
                 self.joins.push(PendingJoin {
                     session,
+                    claim: Claim::Waiting,
                     name,
                     sink,
                     kick,
@@ -294,7 +305,7 @@ impl Game {
                     // Left before its character existed: the spawn stays queued, and the
                     // character is removed as soon as it exists.
                     self.joins[at].name.clear();
-                    self.joins[at].session = SessionId::MAX;
+                    self.joins[at].claim = Claim::Abandoned;
                 }
             }
         }
@@ -369,7 +380,7 @@ impl Game {
             let welcome = Joined {
                 entity: net_id(entity),
             };
-            if join.session == SessionId::MAX || join.reply.send(Ok(welcome)).is_err() {
+            if join.claim == Claim::Abandoned || join.reply.send(Ok(welcome)).is_err() {
                 self.orphans.push(entity);
                 continue;
             }
