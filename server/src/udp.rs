@@ -6,7 +6,7 @@
 //! burst of packets (honest or not) that arrives faster than the endpoint reads overflows
 //! it: the kernel drops the excess without telling anyone. So [`bind`] asks for buffers
 //! of several MiB, reads back what the kernel granted (the kernel caps a request at
-//! `net.core.rmem_max` / `net.core.wmem_max`) and warns when that is less. [`watch`]
+//! `net.core.rmem_max` / `net.core.wmem_max`) and warns when that is less. [`watch()`]
 //! samples the socket's drop count (Linux: the `drops` column of `/proc/net/udp` and
 //! `/proc/net/udp6` for the socket's inode) into a metric, and once per
 //! [`SUMMARY_PERIOD`] logs how many handshakes failed, connections were refused, client
@@ -26,9 +26,9 @@ use tracing::{info, warn};
 
 use crate::metrics::Metrics;
 
-/// How often [`watch`] reads the socket's drop count.
+/// How often [`watch()`] reads the socket's drop count.
 pub const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
-/// How often [`watch`] logs a summary of connection problems (when there were any).
+/// How often [`watch()`] logs a summary of connection problems (when there were any).
 pub const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
 
 /// Socket buffer sizes to ask the kernel for, bytes.
