@@ -34,7 +34,9 @@ impl SourceKind {
     }
 }
 
-/// Why a build failed; each variant is one stage's error.
+/// Why a build failed; each variant is one stage's error. The message names the stage
+/// only: the stage's own error is the [`std::error::Error::source`], so a report that
+/// prints the chain (`anyhow`'s `{:#}`) shows it once.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// The polygon JSON did not parse.

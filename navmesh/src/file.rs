@@ -99,8 +99,9 @@ pub enum DecodeError {
         /// How many.
         count: usize,
     },
-    /// The payload decoded but does not form a valid mesh.
-    #[error("invalid mesh: {0}")]
+    /// The payload decoded but does not form a valid mesh (the [`MeshError`] is the
+    /// source, so a report that prints the chain shows it once).
+    #[error("invalid mesh")]
     Mesh(#[from] MeshError),
 }
 

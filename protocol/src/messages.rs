@@ -312,11 +312,17 @@ pub enum DisconnectReason {
     ClientLeft,
     /// Something went wrong on the server.
     Internal,
+    /// The client's QUIC connection does not accept datagrams (RFC 9221), or only ones
+    /// too small for a snapshot, so it could never be sent what it sees. Refused at login.
+    /// Added after the others in protocol version 1: an older client fails to decode it
+    /// (an unknown variant, an unknown close code) rather than taking it for another
+    /// reason, and only a client that could not play anyway ever receives it.
+    DatagramsUnsupported,
 }
 
 impl DisconnectReason {
     /// Every reason, in code order.
-    pub const ALL: [DisconnectReason; 11] = [
+    pub const ALL: [DisconnectReason; 12] = [
         DisconnectReason::VersionMismatch,
         DisconnectReason::BadMessage,
         DisconnectReason::FrameTooLarge,
@@ -328,6 +334,7 @@ impl DisconnectReason {
         DisconnectReason::Timeout,
         DisconnectReason::ClientLeft,
         DisconnectReason::Internal,
+        DisconnectReason::DatagramsUnsupported,
     ];
 
     /// The QUIC application close code: 1 for the first reason, in declaration order.
@@ -344,6 +351,7 @@ impl DisconnectReason {
             DisconnectReason::Timeout => 9,
             DisconnectReason::ClientLeft => 10,
             DisconnectReason::Internal => 11,
+            DisconnectReason::DatagramsUnsupported => 12,
         }
     }
 
@@ -369,6 +377,7 @@ impl DisconnectReason {
             DisconnectReason::Timeout => "timeout",
             DisconnectReason::ClientLeft => "client_left",
             DisconnectReason::Internal => "internal",
+            DisconnectReason::DatagramsUnsupported => "datagrams_unsupported",
         }
     }
 }

@@ -6,8 +6,69 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result};
 use serde::Deserialize;
+
+/// The QUIC socket's receive and send buffers asked for by default, bytes: room for a few
+/// thousand datagrams, so a burst does not overflow the buffer before the endpoint reads.
+pub const DEFAULT_SOCKET_BUFFER_BYTES: u32 = 4 * 1024 * 1024;
+
+/// Smallest and largest socket buffer sizes accepted, bytes (Linux doubles the value set,
+/// and the doubled value must fit a C `int`).
+const SOCKET_BUFFER_RANGE: std::ops::RangeInclusive<u32> = 4096..=512 * 1024 * 1024;
+
+/// The smallest snapshot datagram the server builds, bytes: the lower bound of
+/// `snapshot_max_bytes`, and the least a client's QUIC connection must accept in one
+/// datagram to be let in.
+pub const MIN_SNAPSHOT_BYTES: u32 = 200;
+
+/// Why a configuration is refused ([`Config::validate`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// `cert` without `key`, or `key` without `cert`.
+    #[error("cert and key go together: give both or neither")]
+    CertWithoutKey,
+    /// A setting outside the values it takes.
+    #[error("{setting} must be {allowed}, got {got}")]
+    OutOfRange {
+        /// The setting's name, as in the TOML file.
+        setting: &'static str,
+        /// The values it takes, in words ("between 1 and 1000").
+        allowed: String,
+        /// The value given.
+        got: String,
+    },
+    /// `spawn_point` with a NaN or infinite coordinate.
+    #[error("spawn_point must be two finite numbers, got [{x}, {y}]")]
+    SpawnPointNotFinite {
+        /// x as given.
+        x: f32,
+        /// y as given.
+        y: f32,
+    },
+    /// Keep-alives no more often than the idle timeout would let connections close.
+    #[error(
+        "keep_alive_secs ({keep_alive_secs}) must be shorter than idle_timeout_secs ({idle_timeout_secs})"
+    )]
+    KeepAliveNotShorter {
+        /// The keep-alive period given.
+        keep_alive_secs: f32,
+        /// The idle timeout given.
+        idle_timeout_secs: f32,
+    },
+}
+
+impl ConfigError {
+    /// The setting at fault (`cert` for a certificate without key or the other way round).
+    pub fn setting(&self) -> &'static str {
+        match self {
+            ConfigError::CertWithoutKey => "cert",
+            ConfigError::OutOfRange { setting, .. } => setting,
+            ConfigError::SpawnPointNotFinite { .. } => "spawn_point",
+            ConfigError::KeepAliveNotShorter { .. } => "keep_alive_secs",
+        }
+    }
+}
 
 /// Log line format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -84,6 +145,13 @@ pub struct Config {
     /// Consecutive dropped snapshots (20 per second) after which a client is disconnected
     /// as too slow.
     pub slow_client_ticks: u32,
+    /// Receive buffer to ask the kernel for on the QUIC socket, bytes. Linux grants at most
+    /// `net.core.rmem_max` (the server warns when it gets less); a burst of packets beyond
+    /// the buffer is dropped by the kernel (`mmo_udp_receive_drops_total`).
+    pub socket_recv_buffer_bytes: u32,
+    /// Send buffer to ask the kernel for on the QUIC socket, bytes (Linux: at most
+    /// `net.core.wmem_max`).
+    pub socket_send_buffer_bytes: u32,
     /// Log line format.
     pub log_format: LogFormat,
     /// Also write the certificate's SHA-256 fingerprint (hex) to this file at start, for
@@ -118,6 +186,8 @@ impl Default for Config {
             shutdown_grace_secs: 2.0,
             retry: true,
             slow_client_ticks: 200,
+            socket_recv_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
+            socket_send_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             log_format: LogFormat::Human,
             fingerprint_file: None,
         }
@@ -139,78 +209,58 @@ impl Config {
     }
 
     /// Checks every setting; the error names the first bad one.
-    pub fn validate(&self) -> Result<()> {
-        ensure!(
-            self.cert.is_some() == self.key.is_some(),
-            "cert and key go together: give both or neither"
-        );
-        ensure!(
-            self.npcs <= 100_000,
-            "npcs must be at most 100000, got {}",
-            self.npcs
-        );
-        ensure!(
-            (1..=100_000_000).contains(&self.path_budget),
-            "path_budget must be between 1 and 100000000, got {}",
-            self.path_budget
-        );
-        ensure!(
-            (0.0..=1000.0).contains(&self.path_budget_per_body),
-            "path_budget_per_body must be between 0 and 1000, got {}",
-            self.path_budget_per_body
-        );
-        if let Some([x, y]) = self.spawn_point {
-            ensure!(
-                x.is_finite() && y.is_finite(),
-                "spawn_point must be two finite numbers, got [{x}, {y}]"
-            );
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.cert.is_some() != self.key.is_some() {
+            return Err(ConfigError::CertWithoutKey);
         }
-        ensure!(self.max_clients >= 1, "max_clients must be at least 1");
-        ensure!(
-            self.max_clients_per_ip >= 1,
-            "max_clients_per_ip must be at least 1"
-        );
+        at_most("npcs", self.npcs, 100_000)?;
+        between("path_budget", self.path_budget, 1..=100_000_000)?;
+        between(
+            "path_budget_per_body",
+            self.path_budget_per_body,
+            0.0..=1000.0,
+        )?;
+        if let Some([x, y]) = self.spawn_point
+            && !(x.is_finite() && y.is_finite())
+        {
+            return Err(ConfigError::SpawnPointNotFinite { x, y });
+        }
+        at_least("max_clients", self.max_clients, 1)?;
+        at_least("max_clients_per_ip", self.max_clients_per_ip, 1)?;
         positive("view_radius_m", self.view_radius_m, 1_000.0)?;
-        ensure!(
-            self.view_hysteresis_m.is_finite() && (0.0..=100.0).contains(&self.view_hysteresis_m),
-            "view_hysteresis_m must be between 0 and 100, got {}",
-            self.view_hysteresis_m
-        );
-        ensure!(
-            (2_000..=10_000_000).contains(&self.bandwidth_cap_bytes_per_sec),
-            "bandwidth_cap_bytes_per_sec must be between 2000 and 10000000, got {}",
-            self.bandwidth_cap_bytes_per_sec
-        );
-        ensure!(
-            (200..=protocol::MAX_DATAGRAM_BYTES as u32).contains(&self.snapshot_max_bytes),
-            "snapshot_max_bytes must be between 200 and {}, got {}",
-            protocol::MAX_DATAGRAM_BYTES,
-            self.snapshot_max_bytes
-        );
-        ensure!(
-            (1..=1_000).contains(&self.input_rate_per_sec),
-            "input_rate_per_sec must be between 1 and 1000, got {}",
-            self.input_rate_per_sec
-        );
+        between("view_hysteresis_m", self.view_hysteresis_m, 0.0..=100.0)?;
+        between(
+            "bandwidth_cap_bytes_per_sec",
+            self.bandwidth_cap_bytes_per_sec,
+            2_000..=10_000_000,
+        )?;
+        between(
+            "snapshot_max_bytes",
+            self.snapshot_max_bytes,
+            MIN_SNAPSHOT_BYTES..=protocol::MAX_DATAGRAM_BYTES as u32,
+        )?;
+        between("input_rate_per_sec", self.input_rate_per_sec, 1..=1_000)?;
         positive("handshake_timeout_secs", self.handshake_timeout_secs, 600.0)?;
         positive("idle_timeout_secs", self.idle_timeout_secs, 3_600.0)?;
         positive("keep_alive_secs", self.keep_alive_secs, 3_600.0)?;
-        ensure!(
-            self.keep_alive_secs < self.idle_timeout_secs,
-            "keep_alive_secs ({}) must be shorter than idle_timeout_secs ({})",
-            self.keep_alive_secs,
-            self.idle_timeout_secs
-        );
-        ensure!(
-            self.shutdown_grace_secs.is_finite()
-                && (0.0..=600.0).contains(&self.shutdown_grace_secs),
-            "shutdown_grace_secs must be between 0 and 600, got {}",
-            self.shutdown_grace_secs
-        );
-        ensure!(
-            self.slow_client_ticks >= 1,
-            "slow_client_ticks must be at least 1"
-        );
+        if self.keep_alive_secs >= self.idle_timeout_secs {
+            return Err(ConfigError::KeepAliveNotShorter {
+                keep_alive_secs: self.keep_alive_secs,
+                idle_timeout_secs: self.idle_timeout_secs,
+            });
+        }
+        between("shutdown_grace_secs", self.shutdown_grace_secs, 0.0..=600.0)?;
+        at_least("slow_client_ticks", self.slow_client_ticks, 1)?;
+        between(
+            "socket_recv_buffer_bytes",
+            self.socket_recv_buffer_bytes,
+            SOCKET_BUFFER_RANGE,
+        )?;
+        between(
+            "socket_send_buffer_bytes",
+            self.socket_send_buffer_bytes,
+            SOCKET_BUFFER_RANGE,
+        )?;
         Ok(())
     }
 
@@ -225,12 +275,56 @@ impl Config {
     }
 }
 
-fn positive(name: &str, value: f32, max: f32) -> Result<()> {
-    ensure!(
-        value.is_finite() && value > 0.0 && value <= max,
-        "{name} must be above 0 and at most {max}, got {value}"
-    );
-    Ok(())
+/// A setting outside its range (NaN is outside every range).
+fn between<T>(
+    setting: &'static str,
+    value: T,
+    range: std::ops::RangeInclusive<T>,
+) -> Result<(), ConfigError>
+where
+    T: PartialOrd + std::fmt::Display,
+{
+    if range.contains(&value) {
+        return Ok(());
+    }
+    Err(ConfigError::OutOfRange {
+        setting,
+        allowed: format!("between {} and {}", range.start(), range.end()),
+        got: value.to_string(),
+    })
+}
+
+fn at_most(setting: &'static str, value: u32, max: u32) -> Result<(), ConfigError> {
+    if value <= max {
+        return Ok(());
+    }
+    Err(ConfigError::OutOfRange {
+        setting,
+        allowed: format!("at most {max}"),
+        got: value.to_string(),
+    })
+}
+
+fn at_least(setting: &'static str, value: u32, min: u32) -> Result<(), ConfigError> {
+    if value >= min {
+        return Ok(());
+    }
+    Err(ConfigError::OutOfRange {
+        setting,
+        allowed: format!("at least {min}"),
+        got: value.to_string(),
+    })
+}
+
+fn positive(setting: &'static str, value: f32, max: f32) -> Result<(), ConfigError> {
+    if value.is_finite() && value > 0.0 && value <= max {
+        return Ok(());
+    }
+    Err(ConfigError::OutOfRange {
+        setting,
+        allowed: format!("above 0 and at most {max}"),
+        got: value.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -315,5 +409,77 @@ path_corner_graph = true
                 .to_string()
                 .contains("cert and key")
         );
+    }
+    #[test]
+    fn validation_errors_are_typed_and_name_the_setting() {
+        let cases: [(Config, &str); 6] = [
+            (
+                Config {
+                    key: Some(PathBuf::from("key.pem")),
+                    ..Config::default()
+                },
+                "cert",
+            ),
+            (
+                Config {
+                    spawn_point: Some([f32::NAN, 1.0]),
+                    ..Config::default()
+                },
+                "spawn_point",
+            ),
+            (
+                Config {
+                    keep_alive_secs: 20.0,
+                    ..Config::default()
+                },
+                "keep_alive_secs",
+            ),
+            (
+                Config {
+                    snapshot_max_bytes: MIN_SNAPSHOT_BYTES - 1,
+                    ..Config::default()
+                },
+                "snapshot_max_bytes",
+            ),
+            (
+                Config {
+                    socket_recv_buffer_bytes: 1024,
+                    ..Config::default()
+                },
+                "socket_recv_buffer_bytes",
+            ),
+            (
+                Config {
+                    socket_send_buffer_bytes: u32::MAX,
+                    ..Config::default()
+                },
+                "socket_send_buffer_bytes",
+            ),
+        ];
+        for (config, setting) in cases {
+            let err = config.validate().unwrap_err();
+            assert_eq!(err.setting(), setting, "{err}");
+            assert!(err.to_string().starts_with(setting), "{err}");
+        }
+        let err = Config {
+            input_rate_per_sec: 0,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::OutOfRange {
+                setting: "input_rate_per_sec",
+                allowed: "between 1 and 1000".to_owned(),
+                got: "0".to_owned(),
+            }
+        );
+        let sockets = Config::from_toml(
+            "socket_recv_buffer_bytes = 8388608\nsocket_send_buffer_bytes = 65536\n",
+        )
+        .unwrap();
+        assert_eq!(sockets.socket_recv_buffer_bytes, 8 << 20);
+        assert_eq!(sockets.socket_send_buffer_bytes, 64 << 10);
     }
 }

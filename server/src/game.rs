@@ -146,8 +146,18 @@ struct Client {
     pending: Option<Command>,
 }
 
+/// Whether the session that asked for a character still wants it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claim {
+    /// The session waits for its character.
+    Waiting,
+    /// The session ended first: its character is removed as soon as it exists.
+    Abandoned,
+}
+
 struct PendingJoin {
     session: SessionId,
+    claim: Claim,
     name: String,
     sink: Box<dyn DatagramSink>,
     kick: mpsc::Sender<Kick>,
@@ -262,6 +272,7 @@ impl Game {
                 });
                 self.joins.push(PendingJoin {
                     session,
+                    claim: Claim::Waiting,
                     name,
                     sink,
                     kick,
@@ -295,7 +306,7 @@ impl Game {
                     // Left before its character existed: the spawn stays queued, and the
                     // character is removed as soon as it exists.
                     self.joins[at].name.clear();
-                    self.joins[at].session = SessionId::MAX;
+                    self.joins[at].claim = Claim::Abandoned;
                 }
             }
         }
@@ -370,7 +381,7 @@ impl Game {
             let welcome = Joined {
                 entity: net_id(entity),
             };
-            if join.session == SessionId::MAX || join.reply.send(Ok(welcome)).is_err() {
+            if join.claim == Claim::Abandoned || join.reply.send(Ok(welcome)).is_err() {
                 self.orphans.push(entity);
                 continue;
             }

@@ -24,3 +24,4 @@ pub mod simulate;
 pub mod snapshots;
 mod svg;
 pub mod tls;
+pub mod udp;

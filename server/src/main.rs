@@ -66,6 +66,14 @@ struct RunArgs {
     /// faster on corridor maps [default: false].
     #[arg(long, value_name = "BOOL", env = "MMO_PATH_CORNER_GRAPH")]
     path_corner_graph: Option<bool>,
+    /// Receive buffer asked for on the QUIC socket, bytes; Linux caps it at
+    /// net.core.rmem_max [default: 4194304].
+    #[arg(long, value_name = "BYTES", env = "MMO_SOCKET_RECV_BUFFER_BYTES")]
+    socket_recv_buffer_bytes: Option<u32>,
+    /// Send buffer asked for on the QUIC socket, bytes; Linux caps it at
+    /// net.core.wmem_max [default: 4194304].
+    #[arg(long, value_name = "BYTES", env = "MMO_SOCKET_SEND_BUFFER_BYTES")]
+    socket_send_buffer_bytes: Option<u32>,
     /// Log format [default: human].
     #[arg(long, value_enum, env = "MMO_LOG_FORMAT")]
     log_format: Option<LogFormat>,
@@ -190,6 +198,8 @@ fn config_of(args: RunArgs) -> Result<Config> {
         path_budget,
         path_budget_per_body,
         path_corner_graph,
+        socket_recv_buffer_bytes,
+        socket_send_buffer_bytes,
         log_format
     );
     if args.map.is_some() {
@@ -207,6 +217,7 @@ fn config_of(args: RunArgs) -> Result<Config> {
 }
 
 fn init_logging(format: LogFormat) {
+    use std::io::IsTerminal;
     use tracing_subscriber::filter::{LevelFilter, Targets};
     use tracing_subscriber::prelude::*;
     let filter = std::env::var("RUST_LOG")
@@ -215,7 +226,11 @@ fn init_logging(format: LogFormat) {
         .unwrap_or_else(|| Targets::new().with_default(LevelFilter::INFO));
     let registry = tracing_subscriber::registry().with(filter);
     match format {
-        LogFormat::Human => registry.with(tracing_subscriber::fmt::layer()).init(),
+        // Colours only for a person at a terminal: escape codes in a file or a log
+        // collector's pipe are noise that breaks searching.
+        LogFormat::Human => registry
+            .with(tracing_subscriber::fmt::layer().with_ansi(std::io::stdout().is_terminal()))
+            .init(),
         LogFormat::Json => registry
             .with(tracing_subscriber::fmt::layer().json())
             .init(),

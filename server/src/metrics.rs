@@ -340,6 +340,12 @@ pub struct Metrics {
     /// Sessions whose QUIC connection was lost without a disconnect (timeouts, resets).
     pub connections_lost: Counter,
     handshakes_failed: Counters<HandshakeFailure>,
+    /// Datagrams the kernel dropped at the QUIC socket (its receive buffer was full).
+    pub udp_receive_drops: Counter,
+    /// The QUIC socket's receive buffer as granted by the kernel, bytes.
+    pub udp_receive_buffer_bytes: Gauge,
+    /// The QUIC socket's send buffer as granted by the kernel, bytes.
+    pub udp_send_buffer_bytes: Gauge,
     registry: Registry,
 }
 
@@ -374,6 +380,9 @@ impl Metrics {
             disconnects: family_of_all(Family::default()),
             connections_lost: Counter::default(),
             handshakes_failed: family_of_all(Family::default()),
+            udp_receive_drops: Counter::default(),
+            udp_receive_buffer_bytes: Gauge::default(),
+            udp_send_buffer_bytes: Gauge::default(),
             registry: Registry::default(),
         };
         metrics.registry = metrics.registry(entities);
@@ -463,6 +472,21 @@ impl Metrics {
             "Sessions whose connection was lost without a disconnect",
             self.connections_lost.clone(),
         );
+        r.register(
+            "mmo_udp_receive_drops",
+            "Datagrams the kernel dropped at the QUIC socket because its receive buffer was full",
+            self.udp_receive_drops.clone(),
+        );
+        r.register(
+            "mmo_udp_receive_buffer_bytes",
+            "The QUIC socket's receive buffer as granted by the kernel",
+            self.udp_receive_buffer_bytes.clone(),
+        );
+        r.register(
+            "mmo_udp_send_buffer_bytes",
+            "The QUIC socket's send buffer as granted by the kernel",
+            self.udp_send_buffer_bytes.clone(),
+        );
         r
     }
 
@@ -503,6 +527,18 @@ impl Metrics {
     /// Sessions ended for this reason so far.
     pub fn disconnects_for(&self, reason: DisconnectReason) -> u64 {
         self.disconnects.get_or_create(&By(reason)).get()
+    }
+    /// Handshakes failed this way so far.
+    pub fn handshakes_failed_for(&self, why: HandshakeFailure) -> u64 {
+        self.handshakes_failed.get_or_create(&By(why)).get()
+    }
+    /// Connections refused for this reason so far.
+    pub fn refused_for(&self, why: Refusal) -> u64 {
+        self.refused.get_or_create(&By(why)).get()
+    }
+    /// Invalid messages of this kind so far.
+    pub fn invalid_for(&self, kind: Invalid) -> u64 {
+        self.invalid.get_or_create(&By(kind)).get()
     }
 
     /// The OpenMetrics text exposition of every metric (served as [`CONTENT_TYPE`]).

@@ -29,6 +29,7 @@ use crate::metrics::{HandshakeFailure, Metrics, Refusal};
 use crate::session::{SessionContext, run as run_session};
 use crate::snapshots::SnapshotConfig;
 use crate::tls::{Fingerprint, Identity, TransportLimits, server_config};
+use crate::udp::{self, BufferSizes};
 
 /// The default map, embedded so `server run` works from any directory: den520d, a
 /// Dragon Age: Origins map from the Moving AI benchmark set (see maps/movingai/README.md).
@@ -125,8 +126,22 @@ pub async fn start(config: Config) -> Result<Running> {
     let mut quic = server_config(identity, limits)?;
     // Connections still in their handshake, beyond which new ones are refused outright.
     quic.max_incoming(config.max_clients as usize + 64);
-    let endpoint = quinn::Endpoint::server(quic, config.listen)
-        .with_context(|| format!("cannot listen for QUIC on {}", config.listen))?;
+    let socket = udp::bind(
+        config.listen,
+        BufferSizes {
+            recv_bytes: config.socket_recv_buffer_bytes as usize,
+            send_bytes: config.socket_send_buffer_bytes as usize,
+        },
+    )
+    .with_context(|| format!("cannot listen for QUIC on {}", config.listen))?;
+    let (socket_recv, socket_send, socket_inode) = (socket.recv, socket.send, socket.inode);
+    let endpoint = quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        Some(quic),
+        socket.socket,
+        Arc::new(quinn::TokioRuntime),
+    )
+    .with_context(|| format!("cannot listen for QUIC on {}", config.listen))?;
     let quic_addr = endpoint.local_addr().context("QUIC endpoint address")?;
     let http = tokio::net::TcpListener::bind(config.metrics_listen)
         .await
@@ -134,7 +149,18 @@ pub async fn start(config: Config) -> Result<Running> {
     let metrics_addr = http.local_addr().context("HTTP endpoint address")?;
 
     let metrics = Arc::new(Metrics::default());
+    metrics
+        .udp_receive_buffer_bytes
+        .set(i64::try_from(socket_recv.granted).unwrap_or(i64::MAX));
+    metrics
+        .udp_send_buffer_bytes
+        .set(i64::try_from(socket_send.granted).unwrap_or(i64::MAX));
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    tokio::spawn(udp::watch(
+        Arc::clone(&metrics),
+        socket_inode,
+        shutdown_rx.clone(),
+    ));
     let ready = Arc::new(AtomicBool::new(false));
     let http = tokio::spawn(serve_http(
         http,

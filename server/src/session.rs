@@ -5,23 +5,33 @@
 //! datagrams decode within their size limits, inputs carry finite numbers inside the map
 //! and arrive no faster than the input rate. Invalid messages are dropped and counted, the
 //! client is told (`Event::InvalidInput`, at most once a second), and after
-//! [`protocol::MAX_INVALID_MESSAGES`] the session ends with `TooManyInvalid`.
+//! [`protocol::MAX_INVALID_MESSAGES`] the session ends with `TooManyInvalid`. A client
+//! whose QUIC connection takes no datagrams big enough for a snapshot is refused at login
+//! with `DatagramsUnsupported`.
+//!
+//! The rules live in [`machine`], a state machine without I/O that takes each message with
+//! the time and returns what to do; this module is its async shell: it reads the
+//! connection, counts, writes, and talks to the world thread.
+
+pub mod machine;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use protocol::codec::{FrameReader, decode_datagram, encode_frame};
+use protocol::codec::{FrameReader, encode_frame};
 use protocol::{
-    Bounds, ClientDatagram, ClientMessage, Command, DecodeError, DisconnectReason, Event,
-    MAX_INVALID_MESSAGES, MAX_NAME_CHARS, PROTOCOL_VERSION, ServerMessage, Welcome,
+    Bounds, ClientMessage, DecodeError, DisconnectReason, Event, PROTOCOL_VERSION, ServerMessage,
+    Welcome,
 };
 use quinn::{Connection, RecvStream, SendStream};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::timeout;
 use tracing::{debug, info};
 
+use crate::config::MIN_SNAPSHOT_BYTES;
 use crate::game::{Kick, SessionId, ToWorld};
 use crate::metrics::{InputDrop, Invalid, Metrics};
+use machine::{End, Handshake, HandshakeStep, InvalidKind, Session, Verdict, bad_frame};
 
 /// What every session shares.
 pub struct SessionContext {
@@ -54,40 +64,31 @@ pub enum Ending {
     Lost,
 }
 
-/// A session's failure that ends it with a reason.
-struct End(DisconnectReason, String);
-
-impl End {
-    fn new(reason: DisconnectReason, text: impl Into<String>) -> End {
-        End(reason, text.into())
-    }
-}
-
 /// Runs one session to its end.
 pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>) -> Ending {
     let peer = conn.remote_address();
-    let handshake = timeout(ctx.handshake_timeout, handshake(&conn, &ctx)).await;
-    let (mut send, mut recv, name, reader) = match handshake {
-        Ok(Ok(open)) => open,
-        Ok(Err(Some((send, End(reason, text))))) => {
-            return disconnect(&conn, Some(send), reason, &text, &ctx).await;
-        }
-        Ok(Err(None)) => return lost(&ctx),
+    let opened = match timeout(ctx.handshake_timeout, handshake(&conn, &ctx)).await {
+        Ok(opened) => opened,
         Err(_) => {
-            let text = format!(
-                "hello and login must finish within {:?}",
-                ctx.handshake_timeout
-            );
-            return disconnect(&conn, None, DisconnectReason::Timeout, &text, &ctx).await;
+            let end = End::handshake_timeout(ctx.handshake_timeout);
+            return disconnect(&conn, None, end, &ctx).await;
         }
+    };
+    let Open {
+        mut send,
+        mut recv,
+        name,
+        reader,
+    } = match opened {
+        Opened::Ready(open) => open,
+        Opened::Refused { send, end } => return disconnect(&conn, Some(send), end, &ctx).await,
+        Opened::Lost => return lost(&ctx),
     };
 
     let (kick_tx, mut kick_rx) = mpsc::channel(4);
     let joined = match join_world(session, &name, &conn, kick_tx, &ctx).await {
         Ok(joined) => joined,
-        Err(End(reason, text)) => {
-            return disconnect(&conn, Some(send), reason, &text, &ctx).await;
-        }
+        Err(end) => return disconnect(&conn, Some(send), end, &ctx).await,
     };
     let welcome = ServerMessage::Welcome(Welcome {
         version: PROTOCOL_VERSION,
@@ -104,7 +105,7 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     ctx.metrics.clients.inc();
     info!(session, %peer, %name, entity = ?joined.entity, "session started");
 
-    let ending = serve(
+    let served = serve(
         session,
         &conn,
         (&mut send, &mut recv, reader),
@@ -114,19 +115,53 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     .await;
     ctx.metrics.clients.dec();
     let _ = ctx.world.send(ToWorld::Leave { session }).await;
-    let ending = match ending {
-        Ok(()) => {
+    let ending = match served {
+        Ok(Lost) => {
             conn.close(0u32.into(), b"");
             lost(&ctx)
         }
-        Err(End(reason, text)) => disconnect(&conn, Some(send), reason, &text, &ctx).await,
+        Err(end) => disconnect(&conn, Some(send), end, &ctx).await,
     };
     info!(session, %peer, ending = ?ending, "session ended");
     ending
 }
 
-/// The control stream, the player's name, and frames already read past the login.
-type Open = (SendStream, RecvStream, String, FrameReader);
+/// The connection went away without a reason (timeout, reset, the client closed it).
+struct Lost;
+
+/// A finished handshake: the control stream, the player's name, and frames already read
+/// past the login.
+struct Open {
+    send: SendStream,
+    recv: RecvStream,
+    name: String,
+    reader: FrameReader,
+}
+
+/// How a handshake ended.
+enum Opened {
+    /// Hello and login were accepted.
+    Ready(Open),
+    /// The client was refused; the reason goes out on its control stream.
+    Refused {
+        /// The control stream.
+        send: SendStream,
+        /// Why.
+        end: End,
+    },
+    /// The connection or its control stream went away.
+    Lost,
+}
+
+/// What reading the control stream gave.
+enum Frame {
+    /// A whole message.
+    Message(ClientMessage),
+    /// A frame that does not decode.
+    Bad(DecodeError),
+    /// The stream ended (or the connection went away).
+    Ended,
+}
 
 /// Asks the world thread for a character and waits for it.
 async fn join_world(
@@ -136,7 +171,6 @@ async fn join_world(
     kick: mpsc::Sender<Kick>,
     ctx: &SessionContext,
 ) -> Result<crate::game::Joined, End> {
-    let stopped = || End::new(DisconnectReason::Shutdown, "the world has stopped");
     let (reply, answer) = oneshot::channel();
     let join = ToWorld::Join {
         session,
@@ -145,107 +179,73 @@ async fn join_world(
         kick,
         reply,
     };
-    ctx.world.send(join).await.map_err(|_| stopped())?;
+    ctx.world
+        .send(join)
+        .await
+        .map_err(|_| End::world_stopped())?;
     match answer.await {
         Ok(Ok(joined)) => Ok(joined),
-        Ok(Err(DisconnectReason::ServerFull)) => {
-            Err(End::new(DisconnectReason::ServerFull, "the server is full"))
-        }
-        Ok(Err(reason)) => Err(End::new(reason, "the world could not place your character")),
-        Err(_) => Err(stopped()),
+        Ok(Err(reason)) => Err(End::join_refused(reason)),
+        Err(_) => Err(End::world_stopped()),
     }
 }
 
-/// Accepts the control stream, reads hello and login. `Err(None)`: the connection died.
-async fn handshake(
-    conn: &Connection,
-    ctx: &SessionContext,
-) -> Result<Open, Option<(SendStream, End)>> {
-    let (send, mut recv) = conn.accept_bi().await.map_err(|_| None)?;
+/// Accepts the control stream and drives the [`Handshake`] through hello and login.
+async fn handshake(conn: &Connection, ctx: &SessionContext) -> Opened {
+    let Ok((send, mut recv)) = conn.accept_bi().await else {
+        return Opened::Lost;
+    };
+    // The peer's transport parameters, datagram support among them, are known once the
+    // QUIC handshake is done, which it is by now.
+    let mut machine = Handshake::new(conn.max_datagram_size(), MIN_SNAPSHOT_BYTES as usize);
     let mut reader = FrameReader::new();
     let mut buf = vec![0u8; 4096];
-    let hello = match next_frame(&mut recv, &mut reader, &mut buf, ctx).await {
-        Ok(Some(message)) => message,
-        Ok(None) => return Err(None),
-        Err(end) => return Err(Some((send, end))),
-    };
-    match hello {
-        ClientMessage::Hello { version } if version == PROTOCOL_VERSION => {}
-        ClientMessage::Hello { version } => {
-            let text = format!(
-                "client speaks protocol version {version}, this server speaks version {PROTOCOL_VERSION}"
-            );
-            return Err(Some((
-                send,
-                End::new(DisconnectReason::VersionMismatch, text),
-            )));
-        }
-        _ => {
-            let end = End::new(
-                DisconnectReason::BadMessage,
-                "the first message must be hello",
-            );
-            return Err(Some((send, end)));
+    loop {
+        let message = match next_frame(&mut recv, &mut reader, &mut buf, ctx).await {
+            Frame::Message(message) => message,
+            Frame::Bad(err) => {
+                count_invalid(InvalidKind::Frame, ctx);
+                let end = bad_frame(&err);
+                return Opened::Refused { send, end };
+            }
+            Frame::Ended => return Opened::Lost,
+        };
+        match machine.on_frame(message) {
+            HandshakeStep::AwaitLogin => {}
+            HandshakeStep::Join { name } => {
+                return Opened::Ready(Open {
+                    send,
+                    recv,
+                    name,
+                    reader,
+                });
+            }
+            HandshakeStep::Refuse(end) => return Opened::Refused { send, end },
         }
     }
-    let login = match next_frame(&mut recv, &mut reader, &mut buf, ctx).await {
-        Ok(Some(message)) => message,
-        Ok(None) => return Err(None),
-        Err(end) => return Err(Some((send, end))),
-    };
-    let ClientMessage::Login { name, token: _ } = login else {
-        let end = End::new(
-            DisconnectReason::BadMessage,
-            "the second message must be login",
-        );
-        return Err(Some((send, end)));
-    };
-    let chars = name.chars().count();
-    if chars == 0 || chars > MAX_NAME_CHARS || name.chars().any(char::is_control) {
-        let text = format!(
-            "a name is 1 to {MAX_NAME_CHARS} characters without control characters, got {chars} characters"
-        );
-        return Err(Some((
-            send,
-            End::new(DisconnectReason::LoginRejected, text),
-        )));
-    }
-    Ok((send, recv, name, reader))
 }
 
-/// Reads the control stream until one whole frame is there. `Ok(None)`: the stream ended.
+/// Reads the control stream until one whole frame is there.
 async fn next_frame(
     recv: &mut RecvStream,
     reader: &mut FrameReader,
     buf: &mut [u8],
     ctx: &SessionContext,
-) -> Result<Option<ClientMessage>, End> {
+) -> Frame {
     loop {
         match reader.next_message::<ClientMessage>() {
-            Ok(Some(message)) => return Ok(Some(message)),
+            Ok(Some(message)) => return Frame::Message(message),
             Ok(None) => {}
-            Err(err) => return Err(bad_frame(&err, ctx)),
+            Err(err) => return Frame::Bad(err),
         }
         match recv.read(buf).await {
             Ok(Some(n)) => {
                 ctx.metrics.bytes_in.inc_by(n as u64);
                 reader.push(&buf[..n]);
             }
-            Ok(None) | Err(_) => return Ok(None),
+            Ok(None) | Err(_) => return Frame::Ended,
         }
     }
-}
-
-/// Counts a control frame that does not decode and ends the session: an oversized frame
-/// with `FrameTooLarge`, any other with `BadMessage` (the length was fine, so the stream is
-/// still in step, but a client writing garbage on its reliable stream is broken).
-fn bad_frame(err: &DecodeError, ctx: &SessionContext) -> End {
-    ctx.metrics.invalid(Invalid::Frame);
-    let reason = match err {
-        DecodeError::TooLarge { .. } => DisconnectReason::FrameTooLarge,
-        _ => DisconnectReason::BadMessage,
-    };
-    End::new(reason, format!("bad control frame: {err}"))
 }
 
 /// Writes one frame; a client that does not read its stream for 5 s is too slow.
@@ -272,59 +272,20 @@ async fn write(
     }
 }
 
-/// Input rate limiting: a token bucket holding one second of inputs.
-struct RateLimit {
-    tokens: f64,
-    rate: f64,
-    last: Instant,
-}
-
-impl RateLimit {
-    fn new(rate_per_sec: u32) -> RateLimit {
-        let rate = f64::from(rate_per_sec);
-        RateLimit {
-            tokens: rate,
-            rate,
-            last: Instant::now(),
-        }
-    }
-
-    fn allow(&mut self) -> bool {
-        let now = Instant::now();
-        self.tokens = (self.tokens + (now - self.last).as_secs_f64() * self.rate).min(self.rate);
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
-/// Counts invalid messages and tells the client, at most once a second.
-struct Strikes {
-    count: u32,
-    last_told: Option<Instant>,
-}
-
-/// The session's main loop, after the welcome. `Ok(())`: the connection was lost.
+/// The session's main loop, after the welcome: feeds datagrams and frames to the
+/// [`Session`] and carries out its verdicts; watches for kicks and the shutdown.
 async fn serve(
     session: SessionId,
     conn: &Connection,
     stream: (&mut SendStream, &mut RecvStream, FrameReader),
     kick: &mut mpsc::Receiver<Kick>,
     ctx: &SessionContext,
-) -> Result<(), End> {
+) -> Result<Lost, End> {
     let (send, recv, mut reader) = stream;
     let mut buf = vec![0u8; 4096];
-    let mut rate = RateLimit::new(ctx.input_rate_per_sec);
-    let mut strikes = Strikes {
-        count: 0,
-        last_told: None,
-    };
+    let mut machine = Session::new(ctx.bounds, ctx.input_rate_per_sec, Instant::now());
     let mut shutdown = ctx.shutdown.clone();
-    drain_frames(&mut reader, send, &mut strikes, ctx).await?;
+    drain_frames(&mut reader, &mut machine, session, send, ctx).await?;
     // After a shutdown notice the session goes on for the grace period, then ends.
     let grace_end = tokio::time::sleep(Duration::from_secs(365 * 24 * 3600));
     tokio::pin!(grace_end);
@@ -336,28 +297,11 @@ async fn serve(
     loop {
         tokio::select! {
             datagram = conn.read_datagram() => {
-                let Ok(datagram) = datagram else { return Ok(()) };
+                let Ok(datagram) = datagram else { return Ok(Lost) };
                 ctx.metrics.datagrams_in.inc();
                 ctx.metrics.bytes_in.inc_by(datagram.len() as u64);
-                let problem = match decode_datagram::<ClientDatagram>(&datagram) {
-                    Err(err) => Some((Invalid::Datagram, format!("undecodable datagram: {err}"))),
-                    Ok(ClientDatagram::Input(input)) => match check_command(&input.command, &ctx.bounds) {
-                        Err(why) => Some((Invalid::Input, why)),
-                        Ok(()) if !rate.allow() => {
-                            ctx.metrics.input_dropped(InputDrop::RateLimited);
-                            None
-                        }
-                        Ok(()) => {
-                            if ctx.world.try_send(ToWorld::Input { session, input }).is_err() {
-                                ctx.metrics.input_dropped(InputDrop::QueueFull);
-                            }
-                            None
-                        }
-                    },
-                };
-                if let Some((kind, why)) = problem {
-                    strike(&mut strikes, kind, why, send, ctx).await?;
-                }
+                let verdict = machine.on_datagram(&datagram, Instant::now());
+                carry_out(verdict, session, send, ctx).await?;
             }
             read = recv.read(&mut buf) => {
                 match read {
@@ -365,13 +309,13 @@ async fn serve(
                         ctx.metrics.bytes_in.inc_by(n as u64);
                         reader.push(&buf[..n]);
                     }
-                    Ok(None) | Err(_) => return Ok(()),
+                    Ok(None) | Err(_) => return Ok(Lost),
                 }
-                drain_frames(&mut reader, send, &mut strikes, ctx).await?;
+                drain_frames(&mut reader, &mut machine, session, send, ctx).await?;
             }
             kicked = kick.recv() => {
                 if let Some(Kick { reason, text }) = kicked {
-                    return Err(End(reason, text));
+                    return Err(End::new(reason, text));
                 }
             }
             changed = shutdown.changed(), if !notified => {
@@ -380,9 +324,7 @@ async fn serve(
                     notified = true;
                 }
             }
-            () = &mut grace_end => {
-                return Err(End::new(DisconnectReason::Shutdown, "the server is shutting down"));
-            }
+            () = &mut grace_end => return Err(End::shutdown()),
         }
     }
 }
@@ -403,85 +345,70 @@ async fn notice_shutdown(
     .await
 }
 
-/// Handles every whole frame the reader holds.
+/// Feeds every whole frame the reader holds to the session.
 async fn drain_frames(
     reader: &mut FrameReader,
+    machine: &mut Session,
+    session: SessionId,
     send: &mut SendStream,
-    strikes: &mut Strikes,
     ctx: &SessionContext,
 ) -> Result<(), End> {
     loop {
-        match reader.next_message::<ClientMessage>() {
+        let verdict = match reader.next_message::<ClientMessage>() {
             Ok(None) => return Ok(()),
-            Ok(Some(ClientMessage::Ping { nonce })) => {
-                write(send, &ServerMessage::Pong { nonce }, ctx).await?;
-            }
-            Ok(Some(ClientMessage::Pong { .. })) => {}
-            Ok(Some(ClientMessage::Leave)) => {
-                return Err(End::new(DisconnectReason::ClientLeft, "goodbye"));
-            }
-            Ok(Some(ClientMessage::Hello { .. } | ClientMessage::Login { .. })) => {
-                let why = "hello and login come once, before the welcome".to_owned();
-                strike(strikes, Invalid::Frame, why, send, ctx).await?;
-            }
-            Err(err) => return Err(bad_frame(&err, ctx)),
-        }
+            Ok(Some(message)) => machine.on_frame(message, Instant::now()),
+            Err(err) => machine.on_bad_frame(&err),
+        };
+        carry_out(verdict, session, send, ctx).await?;
     }
 }
 
-/// Counts an invalid message; ends the session at the limit.
-async fn strike(
-    strikes: &mut Strikes,
-    kind: Invalid,
-    why: String,
+/// Does what the session decided: counts, replies, forwards, or ends.
+async fn carry_out(
+    verdict: Verdict,
+    session: SessionId,
     send: &mut SendStream,
     ctx: &SessionContext,
 ) -> Result<(), End> {
-    ctx.metrics.invalid(kind);
-    strikes.count += 1;
-    if strikes.count >= MAX_INVALID_MESSAGES {
-        let text = format!("{} invalid messages; the last: {why}", strikes.count);
-        return Err(End::new(DisconnectReason::TooManyInvalid, text));
+    match verdict {
+        Verdict::Nothing => Ok(()),
+        Verdict::Reply(message) => write(send, &message, ctx).await,
+        Verdict::Forward(input) => {
+            if ctx
+                .world
+                .try_send(ToWorld::Input { session, input })
+                .is_err()
+            {
+                ctx.metrics.input_dropped(InputDrop::QueueFull);
+            }
+            Ok(())
+        }
+        Verdict::RateLimited => {
+            ctx.metrics.input_dropped(InputDrop::RateLimited);
+            Ok(())
+        }
+        Verdict::Invalid { kind, tell } => {
+            count_invalid(kind, ctx);
+            match tell {
+                Some(event) => write(send, &event, ctx).await,
+                None => Ok(()),
+            }
+        }
+        Verdict::End { end, invalid } => {
+            if let Some(kind) = invalid {
+                count_invalid(kind, ctx);
+            }
+            Err(end)
+        }
     }
-    let now = Instant::now();
-    if strikes
-        .last_told
-        .is_none_or(|told| now - told >= Duration::from_secs(1))
-    {
-        strikes.last_told = Some(now);
-        let event = ServerMessage::Event(Event::InvalidInput {
-            count: strikes.count,
-            reason: why,
-        });
-        write(send, &event, ctx).await?;
-    }
-    Ok(())
 }
 
-/// Checks an input's numbers: finite, points inside the map, directions not zero.
-pub fn check_command(command: &Command, bounds: &Bounds) -> Result<(), String> {
-    match *command {
-        Command::Nothing | Command::Stop => Ok(()),
-        Command::MoveTo { x, y } => {
-            if !(x.is_finite() && y.is_finite()) {
-                Err(format!("move-to point ({x}, {y}) is not finite"))
-            } else if !bounds.contains(x, y) {
-                Err(format!("move-to point ({x}, {y}) is outside the map"))
-            } else {
-                Ok(())
-            }
-        }
-        Command::Direction { x, y } => {
-            let length = x.hypot(y);
-            if !length.is_finite() {
-                Err(format!("direction ({x}, {y}) is not finite"))
-            } else if length < 1e-6 {
-                Err("direction has zero length".to_owned())
-            } else {
-                Ok(())
-            }
-        }
-    }
+fn count_invalid(kind: InvalidKind, ctx: &SessionContext) {
+    ctx.metrics.invalid(match kind {
+        InvalidKind::Datagram => Invalid::Datagram,
+        InvalidKind::Frame => Invalid::Frame,
+        InvalidKind::Input => Invalid::Input,
+    });
 }
 
 fn lost(ctx: &SessionContext) -> Ending {
@@ -494,18 +421,18 @@ fn lost(ctx: &SessionContext) -> Ending {
 async fn disconnect(
     conn: &Connection,
     send: Option<SendStream>,
-    reason: DisconnectReason,
-    text: &str,
+    end: End,
     ctx: &SessionContext,
 ) -> Ending {
+    let End { reason, text } = end;
     ctx.metrics.disconnected(reason);
     debug!(reason = reason.name(), text, "disconnecting");
     if let Some(mut send) = send {
-        let message = ServerMessage::Disconnect {
+        let frame = encode_frame(&ServerMessage::Disconnect {
             reason,
-            text: text.to_owned(),
-        };
-        if let Ok(frame) = encode_frame(&message) {
+            text: text.clone(),
+        });
+        if let Ok(frame) = frame {
             let delivered = async {
                 send.write_all(&frame).await.ok()?;
                 send.finish().ok()?;
@@ -517,54 +444,4 @@ async fn disconnect(
     }
     conn.close(reason.code().into(), text.as_bytes());
     Ending::Disconnected(reason)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_rate_limit_allows_a_second_of_inputs_then_refuses() {
-        let mut rate = RateLimit::new(30);
-        let allowed = (0..100).filter(|_| rate.allow()).count();
-        // Tokens refill while the loop runs, but not by 70 in microseconds.
-        assert!((30..=31).contains(&allowed), "{allowed}");
-    }
-
-    #[test]
-    fn commands_are_checked() {
-        let bounds = Bounds {
-            min_x: 0.0,
-            min_y: 0.0,
-            max_x: 10.0,
-            max_y: 10.0,
-        };
-        assert!(check_command(&Command::MoveTo { x: 5.0, y: 5.0 }, &bounds).is_ok());
-        assert!(check_command(&Command::Stop, &bounds).is_ok());
-        assert!(check_command(&Command::Direction { x: 0.0, y: -2.0 }, &bounds).is_ok());
-        let bad = [
-            Command::MoveTo {
-                x: f32::NAN,
-                y: 5.0,
-            },
-            Command::MoveTo {
-                x: 5.0,
-                y: f32::INFINITY,
-            },
-            Command::MoveTo { x: 11.0, y: 5.0 },
-            Command::MoveTo { x: 5.0, y: -0.5 },
-            Command::Direction { x: 0.0, y: 0.0 },
-            Command::Direction {
-                x: f32::NAN,
-                y: 1.0,
-            },
-            Command::Direction {
-                x: f32::MAX,
-                y: f32::MAX,
-            },
-        ];
-        for command in bad {
-            assert!(check_command(&command, &bounds).is_err(), "{command:?}");
-        }
-    }
 }

@@ -424,7 +424,7 @@ fn disconnect_codes_are_distinct_and_invertible() {
         );
     }
     assert_eq!(DisconnectReason::from_code(0), None);
-    assert_eq!(DisconnectReason::from_code(12), None);
+    assert_eq!(DisconnectReason::from_code(13), None);
     let mut names: Vec<&str> = DisconnectReason::ALL.iter().map(|r| r.name()).collect();
     names.sort_unstable();
     names.dedup();
@@ -679,4 +679,22 @@ fn datagrams_of_other_versions_are_refused() {
     let mut reader = FrameReader::new();
     reader.push(&frame);
     assert_eq!(reader.next_message::<ClientMessage>(), Ok(Some(hello)));
+}
+
+/// A client that knows fewer disconnect reasons than the server (an older build) fails to
+/// decode a newer one; it cannot take it for another reason. This is why a reason added
+/// at the end of the list needs no new protocol version.
+#[test]
+fn an_unknown_disconnect_reason_does_not_decode() {
+    let newest = *DisconnectReason::ALL.last().unwrap();
+    let frame = encode_frame(&ServerMessage::Disconnect {
+        reason: newest,
+        text: String::new(),
+    })
+    .unwrap();
+    let mut payload = frame[FRAME_HEADER_BYTES..].to_vec();
+    // The message's variant index, then the reason's: one byte each below 251.
+    assert_eq!(payload[1] as usize, DisconnectReason::ALL.len() - 1);
+    payload[1] = DisconnectReason::ALL.len() as u8;
+    assert!(decode_frame_payload::<ServerMessage>(&payload).is_err());
 }

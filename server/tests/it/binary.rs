@@ -93,3 +93,68 @@ fn a_bad_config_is_one_error_line() {
     assert!(!out.status.success());
     assert!(stderr.contains("view_radius_m"), "{stderr}");
 }
+
+#[test]
+fn a_bad_map_is_reported_once() {
+    let dir = std::env::temp_dir().join(format!("server-it-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("empty.map");
+    std::fs::write(&file, "").unwrap();
+    let map = file.to_str().unwrap();
+    for args in [
+        vec![
+            "run",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+        vec!["simulate", "--npcs", "1", "--seconds", "0.1"],
+    ] {
+        let out = server().args(&args).args(["--map", map]).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        // The grid parser's message, once, after the file and the stage.
+        assert_eq!(
+            stderr.matches("input ended").count(),
+            1,
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("empty.map: parse: line 1:"), "{stderr}");
+    }
+}
+
+#[test]
+fn human_logs_into_a_pipe_carry_no_colour_codes() {
+    let mut child = server()
+        .args(["run", "--listen", "127.0.0.1:0", "--npcs", "5"])
+        .env("MMO_METRICS_LISTEN", "127.0.0.1:0")
+        .env("RUST_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("server started") {
+        let mut line = Vec::new();
+        let n = stdout.read_until(b'\n', &mut line).unwrap();
+        assert!(n > 0, "no start line: {}", String::from_utf8_lossy(&seen));
+        seen.extend(line);
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    stdout.read_to_end(&mut seen).unwrap();
+    assert!(child.wait().unwrap().success());
+    let text = String::from_utf8_lossy(&seen);
+    assert!(text.contains("server stopped"), "{text}");
+    assert!(
+        !seen.contains(&0x1b),
+        "escape codes in piped logs:\n{text:?}"
+    );
+}

@@ -480,3 +480,99 @@ async fn a_load_test_bot_finds_no_violations() {
     assert!(samples.iter().any(|s| matches!(s, Sample::Rtt(_))));
     server.shutdown().await.unwrap();
 }
+
+/// A number from a `/metrics` text: the value of the line `name value`.
+fn metric_value(metrics: &str, name: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{metrics}"))
+}
+
+/// The QUIC socket asks for megabytes of receive buffer, not the kernel's default of a
+/// few hundred kilobytes, and exports what it got and what the kernel dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_quic_socket_has_megabytes_of_buffer_and_counts_drops() {
+    let server = start(config(10)).await.unwrap();
+    let metrics = http_get(server.metrics_addr, "/metrics").await;
+    let granted = metric_value(&metrics, "mmo_udp_receive_buffer_bytes");
+    let asked = u64::from(server::config::DEFAULT_SOCKET_BUFFER_BYTES);
+    assert!(asked >= 4 << 20);
+    match std::fs::read_to_string("/proc/sys/net/core/rmem_max") {
+        Ok(max) => {
+            let max: u64 = max.trim().parse().unwrap();
+            assert_eq!(granted, asked.min(max), "rmem_max {max}");
+        }
+        Err(_) => assert!(granted > 0),
+    }
+    assert!(metric_value(&metrics, "mmo_udp_send_buffer_bytes") > 0);
+    // Nobody flooded this socket.
+    assert_eq!(metric_value(&metrics, "mmo_udp_receive_drops_total"), 0);
+    server.shutdown().await.unwrap();
+}
+
+/// A client whose QUIC connection takes no datagrams, or none big enough for a snapshot,
+/// would be welcomed and then sent nothing while holding a slot: it is refused at login
+/// with its own reason, and a normal client still gets in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_room_for_datagrams_is_refused_at_login() {
+    use std::sync::Arc;
+
+    use client::tls::{TransportLimits, client_config};
+    use protocol::PROTOCOL_VERSION;
+
+    let server = start(config(10)).await.unwrap();
+    let addr = server.quic_addr;
+    let endpoint = client::endpoint(addr, Trust::Pinned(server.fingerprint)).unwrap();
+    for (datagram_buffer, said) in [
+        (None, "does not accept datagrams"),
+        (Some(150), "accepts datagrams of at most"),
+    ] {
+        let limits = TransportLimits {
+            idle_timeout: Duration::from_secs(15),
+            keep_alive: Duration::from_secs(4),
+        };
+        let mut quic = client_config(Trust::Pinned(server.fingerprint), limits).unwrap();
+        let mut transport = quinn::TransportConfig::default();
+        // The receive buffer also sets the largest datagram frame the client announces.
+        transport.datagram_receive_buffer_size(datagram_buffer);
+        quic.transport_config(Arc::new(transport));
+        let conn = endpoint
+            .connect_with(quic, addr, "localhost")
+            .unwrap()
+            .await
+            .unwrap();
+        let (mut send, mut recv) = conn.open_bi().await.unwrap();
+        for message in [
+            ClientMessage::Hello {
+                version: PROTOCOL_VERSION,
+            },
+            ClientMessage::Login {
+                name: "mute".to_owned(),
+                token: None,
+            },
+        ] {
+            send.write_all(&encode_frame(&message).unwrap())
+                .await
+                .unwrap();
+        }
+        let (reason, text) = read_disconnect(&mut recv).await;
+        assert_eq!(reason, DisconnectReason::DatagramsUnsupported, "{text}");
+        assert!(text.contains(said), "{text}");
+        let closed = timeout(Duration::from_secs(5), conn.closed())
+            .await
+            .unwrap();
+        let (code, _) = client::close_reason(&closed).expect("closed with a reason");
+        assert_eq!(code, DisconnectReason::DatagramsUnsupported);
+    }
+    let metrics = http_get(server.metrics_addr, "/metrics").await;
+    assert!(
+        metrics.contains("mmo_disconnects_total{reason=\"datagrams_unsupported\"} 2\n"),
+        "{metrics}"
+    );
+    assert_eq!(metric_value(&metrics, "mmo_entities{kind=\"player\"}"), 0);
+    let mut fine = connect(&server, "fine").await;
+    follow(&mut fine, 2).await;
+    fine.leave().await;
+    server.shutdown().await.unwrap();
+}

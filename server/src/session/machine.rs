@@ -1,0 +1,704 @@
+//! The session's rules without I/O, after quinn-proto: the handshake ([`Handshake`]) and
+//! the session after the welcome ([`Session`]) take what the client sent, with the time
+//! passed in, and return what to do. They own the input rate limit and the strike count;
+//! they send nothing, read no clock and touch no metric, so every rejection is tested
+//! here without sockets. The async shell in [`crate::session`] only drives them.
+
+use std::time::{Duration, Instant};
+
+use protocol::codec::decode_datagram;
+use protocol::{
+    Bounds, ClientDatagram, ClientMessage, Command, DecodeError, DisconnectReason, Event, Input,
+    MAX_INVALID_MESSAGES, MAX_NAME_CHARS, PROTOCOL_VERSION, ServerMessage,
+};
+
+/// How often at most a client is told that its messages were invalid.
+const TELL_EVERY: Duration = Duration::from_secs(1);
+
+/// What kind of message was invalid; the shell counts each under its metric label.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InvalidKind {
+    /// A datagram that does not decode.
+    Datagram,
+    /// A control frame that does not decode or comes out of order.
+    Frame,
+    /// An input with non-finite numbers, a point outside the map or a zero direction.
+    Input,
+}
+
+/// A session's end: the reason (sent in the disconnect frame and as the QUIC close code)
+/// and a text for the client's user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct End {
+    /// Why, as a code.
+    pub reason: DisconnectReason,
+    /// Why, for a human.
+    pub text: String,
+}
+
+impl End {
+    /// An end with this reason and text.
+    pub fn new(reason: DisconnectReason, text: impl Into<String>) -> End {
+        End {
+            reason,
+            text: text.into(),
+        }
+    }
+
+    /// The end of a client that did not finish hello and login within `limit`.
+    pub fn handshake_timeout(limit: Duration) -> End {
+        End::new(
+            DisconnectReason::Timeout,
+            format!("hello and login must finish within {limit:?}"),
+        )
+    }
+
+    /// The end of a session the world would not give a character.
+    pub fn join_refused(reason: DisconnectReason) -> End {
+        match reason {
+            DisconnectReason::ServerFull => End::new(reason, "the server is full"),
+            _ => End::new(reason, "the world could not place your character"),
+        }
+    }
+
+    /// The end of a session whose world thread has stopped.
+    pub fn world_stopped() -> End {
+        End::new(DisconnectReason::Shutdown, "the world has stopped")
+    }
+
+    /// The end of a session when the server shuts down.
+    pub fn shutdown() -> End {
+        End::new(DisconnectReason::Shutdown, "the server is shutting down")
+    }
+}
+
+/// A control frame that does not decode ends the session: an oversized frame with
+/// `FrameTooLarge`, any other with `BadMessage` (the length was fine, so the stream is
+/// still in step, but a client writing garbage on its reliable stream is broken). The
+/// frame counts as invalid ([`InvalidKind::Frame`]).
+pub fn bad_frame(err: &DecodeError) -> End {
+    let reason = match err {
+        DecodeError::TooLarge { .. } => DisconnectReason::FrameTooLarge,
+        _ => DisconnectReason::BadMessage,
+    };
+    End::new(reason, format!("bad control frame: {err}"))
+}
+
+/// The handshake: hello, then login, then the check that the client can receive
+/// snapshots.
+#[derive(Debug)]
+pub struct Handshake {
+    /// Whether hello has come.
+    greeted: bool,
+    /// The largest datagram the client's connection accepts; `None`: none at all.
+    max_datagram_bytes: Option<usize>,
+    /// The smallest datagram limit that still carries a snapshot.
+    min_datagram_bytes: usize,
+}
+
+/// What the shell does after a handshake frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HandshakeStep {
+    /// Hello taken; read the login next.
+    AwaitLogin,
+    /// Login accepted: ask the world for a character for this player.
+    Join {
+        /// The player's name, checked.
+        name: String,
+    },
+    /// Refused: disconnect with this.
+    Refuse(End),
+}
+
+impl Handshake {
+    /// A handshake on a connection whose peer accepts datagrams up to
+    /// `max_datagram_bytes` (`None`: no datagrams), needing at least `min_datagram_bytes`.
+    pub fn new(max_datagram_bytes: Option<usize>, min_datagram_bytes: usize) -> Handshake {
+        Handshake {
+            greeted: false,
+            max_datagram_bytes,
+            min_datagram_bytes,
+        }
+    }
+
+    /// Takes the next control frame.
+    pub fn on_frame(&mut self, message: ClientMessage) -> HandshakeStep {
+        if !self.greeted {
+            return match message {
+                ClientMessage::Hello { version } if version == PROTOCOL_VERSION => {
+                    self.greeted = true;
+                    HandshakeStep::AwaitLogin
+                }
+                ClientMessage::Hello { version } => HandshakeStep::Refuse(End::new(
+                    DisconnectReason::VersionMismatch,
+                    format!(
+                        "client speaks protocol version {version}, this server speaks version {PROTOCOL_VERSION}"
+                    ),
+                )),
+                _ => HandshakeStep::Refuse(End::new(
+                    DisconnectReason::BadMessage,
+                    "the first message must be hello",
+                )),
+            };
+        }
+        let ClientMessage::Login { name, token: _ } = message else {
+            return HandshakeStep::Refuse(End::new(
+                DisconnectReason::BadMessage,
+                "the second message must be login",
+            ));
+        };
+        let chars = name.chars().count();
+        if chars == 0 || chars > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+            return HandshakeStep::Refuse(End::new(
+                DisconnectReason::LoginRejected,
+                format!(
+                    "a name is 1 to {MAX_NAME_CHARS} characters without control characters, got {chars} characters"
+                ),
+            ));
+        }
+        // A client that cannot take a snapshot datagram would hold a slot and see nothing.
+        match self.max_datagram_bytes {
+            None => HandshakeStep::Refuse(End::new(
+                DisconnectReason::DatagramsUnsupported,
+                "your QUIC connection does not accept datagrams (RFC 9221); snapshots are sent as datagrams",
+            )),
+            Some(max) if max < self.min_datagram_bytes => HandshakeStep::Refuse(End::new(
+                DisconnectReason::DatagramsUnsupported,
+                format!(
+                    "your QUIC connection accepts datagrams of at most {max} bytes; snapshots need {}",
+                    self.min_datagram_bytes
+                ),
+            )),
+            Some(_) => HandshakeStep::Join { name },
+        }
+    }
+}
+
+/// What the shell does after a message of a session past its welcome.
+#[derive(Debug, PartialEq)]
+pub enum Verdict {
+    /// Nothing.
+    Nothing,
+    /// Send this on the control stream.
+    Reply(ServerMessage),
+    /// Hand this checked input to the world.
+    Forward(Input),
+    /// The input came above the rate limit and is dropped (counted as rate limited).
+    RateLimited,
+    /// An invalid message, dropped and counted as `kind`; `tell` is the event for the
+    /// client, when it was not told within the last second.
+    Invalid {
+        /// What was invalid.
+        kind: InvalidKind,
+        /// The event to send.
+        tell: Option<ServerMessage>,
+    },
+    /// End the session; `invalid` is the invalid message that ended it, to be counted.
+    End {
+        /// Why.
+        end: End,
+        /// The message that ended it, when it was invalid.
+        invalid: Option<InvalidKind>,
+    },
+}
+
+/// A session after its welcome: checks inputs, limits their rate, answers pings and
+/// counts invalid messages up to [`MAX_INVALID_MESSAGES`].
+#[derive(Debug)]
+pub struct Session {
+    bounds: Bounds,
+    rate: RateLimit,
+    strikes: Strikes,
+}
+
+impl Session {
+    /// A session on a map with these bounds, taking `input_rate_per_sec` inputs a second
+    /// (a second's worth at once), starting at `now`.
+    pub fn new(bounds: Bounds, input_rate_per_sec: u32, now: Instant) -> Session {
+        Session {
+            bounds,
+            rate: RateLimit::new(input_rate_per_sec, now),
+            strikes: Strikes::default(),
+        }
+    }
+
+    /// Takes a control frame.
+    pub fn on_frame(&mut self, message: ClientMessage, now: Instant) -> Verdict {
+        match message {
+            ClientMessage::Ping { nonce } => Verdict::Reply(ServerMessage::Pong { nonce }),
+            ClientMessage::Pong { .. } => Verdict::Nothing,
+            ClientMessage::Leave => Verdict::End {
+                end: End::new(DisconnectReason::ClientLeft, "goodbye"),
+                invalid: None,
+            },
+            ClientMessage::Hello { .. } | ClientMessage::Login { .. } => self.strike(
+                InvalidKind::Frame,
+                "hello and login come once, before the welcome".to_owned(),
+                now,
+            ),
+        }
+    }
+
+    /// Takes a control frame that did not decode: the session ends ([`bad_frame`]).
+    pub fn on_bad_frame(&mut self, err: &DecodeError) -> Verdict {
+        Verdict::End {
+            end: bad_frame(err),
+            invalid: Some(InvalidKind::Frame),
+        }
+    }
+
+    /// Takes a datagram.
+    pub fn on_datagram(&mut self, bytes: &[u8], now: Instant) -> Verdict {
+        let input = match decode_datagram::<ClientDatagram>(bytes) {
+            Ok(ClientDatagram::Input(input)) => input,
+            Err(err) => {
+                return self.strike(
+                    InvalidKind::Datagram,
+                    format!("undecodable datagram: {err}"),
+                    now,
+                );
+            }
+        };
+        if let Err(bad) = check_command(&input.command, &self.bounds) {
+            return self.strike(InvalidKind::Input, bad.to_string(), now);
+        }
+        if self.rate.allow(now) {
+            Verdict::Forward(input)
+        } else {
+            Verdict::RateLimited
+        }
+    }
+
+    /// Counts an invalid message; ends the session at the limit.
+    fn strike(&mut self, kind: InvalidKind, why: String, now: Instant) -> Verdict {
+        let strikes = &mut self.strikes;
+        strikes.count += 1;
+        if strikes.count >= MAX_INVALID_MESSAGES {
+            let text = format!("{} invalid messages; the last: {why}", strikes.count);
+            return Verdict::End {
+                end: End::new(DisconnectReason::TooManyInvalid, text),
+                invalid: Some(kind),
+            };
+        }
+        let tell = strikes
+            .last_told
+            .is_none_or(|told| now.saturating_duration_since(told) >= TELL_EVERY);
+        let tell = tell.then(|| {
+            strikes.last_told = Some(now);
+            ServerMessage::Event(Event::InvalidInput {
+                count: strikes.count,
+                reason: why,
+            })
+        });
+        Verdict::Invalid { kind, tell }
+    }
+}
+
+/// Input rate limiting: a token bucket holding one second of inputs.
+#[derive(Debug)]
+struct RateLimit {
+    tokens: f64,
+    rate: f64,
+    last: Instant,
+}
+
+impl RateLimit {
+    fn new(rate_per_sec: u32, now: Instant) -> RateLimit {
+        let rate = f64::from(rate_per_sec);
+        RateLimit {
+            tokens: rate,
+            rate,
+            last: now,
+        }
+    }
+
+    fn allow(&mut self, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * self.rate).min(self.rate);
+        self.last = self.last.max(now);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Invalid messages so far, and when the client was last told.
+#[derive(Debug, Default)]
+struct Strikes {
+    count: u32,
+    last_told: Option<Instant>,
+}
+
+/// Why an input's command is refused.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum BadCommand {
+    /// A move-to point with a NaN or infinite coordinate.
+    #[error("move-to point ({x}, {y}) is not finite")]
+    PointNotFinite {
+        /// x as sent.
+        x: f32,
+        /// y as sent.
+        y: f32,
+    },
+    /// A move-to point outside the map's bounds.
+    #[error("move-to point ({x}, {y}) is outside the map")]
+    PointOutsideMap {
+        /// x as sent.
+        x: f32,
+        /// y as sent.
+        y: f32,
+    },
+    /// A direction whose length is not finite.
+    #[error("direction ({x}, {y}) is not finite")]
+    DirectionNotFinite {
+        /// x as sent.
+        x: f32,
+        /// y as sent.
+        y: f32,
+    },
+    /// A direction of (nearly) zero length.
+    #[error("direction has zero length")]
+    ZeroDirection,
+}
+
+/// Checks an input's numbers: finite, points inside the map, directions not zero.
+pub fn check_command(command: &Command, bounds: &Bounds) -> Result<(), BadCommand> {
+    match *command {
+        Command::Nothing | Command::Stop => Ok(()),
+        Command::MoveTo { x, y } => {
+            if !(x.is_finite() && y.is_finite()) {
+                Err(BadCommand::PointNotFinite { x, y })
+            } else if !bounds.contains(x, y) {
+                Err(BadCommand::PointOutsideMap { x, y })
+            } else {
+                Ok(())
+            }
+        }
+        Command::Direction { x, y } => {
+            let length = x.hypot(y);
+            if !length.is_finite() {
+                Err(BadCommand::DirectionNotFinite { x, y })
+            } else if length < 1e-6 {
+                Err(BadCommand::ZeroDirection)
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use protocol::codec::encode_datagram;
+
+    use super::*;
+
+    const BOUNDS: Bounds = Bounds {
+        min_x: 0.0,
+        min_y: 0.0,
+        max_x: 10.0,
+        max_y: 10.0,
+    };
+
+    fn hello() -> ClientMessage {
+        ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+        }
+    }
+
+    fn login(name: &str) -> ClientMessage {
+        ClientMessage::Login {
+            name: name.to_owned(),
+            token: None,
+        }
+    }
+
+    fn refusal(step: HandshakeStep) -> End {
+        match step {
+            HandshakeStep::Refuse(end) => end,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    fn input(command: Command) -> Vec<u8> {
+        encode_datagram(&ClientDatagram::Input(Input {
+            seq: 1,
+            ack_tick: None,
+            command,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_handshake_takes_hello_then_login() {
+        let mut handshake = Handshake::new(Some(1_150), 200);
+        assert_eq!(handshake.on_frame(hello()), HandshakeStep::AwaitLogin);
+        assert_eq!(
+            handshake.on_frame(login("ada")),
+            HandshakeStep::Join {
+                name: "ada".to_owned()
+            }
+        );
+        // Exactly the minimum is enough.
+        let mut handshake = Handshake::new(Some(200), 200);
+        handshake.on_frame(hello());
+        assert!(matches!(
+            handshake.on_frame(login("bob")),
+            HandshakeStep::Join { .. }
+        ));
+    }
+
+    #[test]
+    fn a_handshake_out_of_order_or_of_another_version_is_refused() {
+        let end = refusal(
+            Handshake::new(Some(1_150), 200).on_frame(ClientMessage::Hello { version: 999 }),
+        );
+        assert_eq!(end.reason, DisconnectReason::VersionMismatch);
+        assert!(end.text.contains("999") && end.text.contains(&PROTOCOL_VERSION.to_string()));
+
+        let end = refusal(Handshake::new(Some(1_150), 200).on_frame(login("ada")));
+        assert_eq!(end.reason, DisconnectReason::BadMessage);
+        assert_eq!(end.text, "the first message must be hello");
+
+        let mut handshake = Handshake::new(Some(1_150), 200);
+        handshake.on_frame(hello());
+        let end = refusal(handshake.on_frame(ClientMessage::Ping { nonce: 1 }));
+        assert_eq!(end.reason, DisconnectReason::BadMessage);
+        assert_eq!(end.text, "the second message must be login");
+    }
+
+    #[test]
+    fn bad_names_are_refused() {
+        let long = "x".repeat(MAX_NAME_CHARS + 1);
+        for name in ["", long.as_str(), "ada\n", "\u{7}bell"] {
+            let mut handshake = Handshake::new(Some(1_150), 200);
+            handshake.on_frame(hello());
+            let end = refusal(handshake.on_frame(login(name)));
+            assert_eq!(end.reason, DisconnectReason::LoginRejected, "{name:?}");
+        }
+        // Characters, not bytes, are counted.
+        let mut handshake = Handshake::new(Some(1_150), 200);
+        handshake.on_frame(hello());
+        let wide = "é".repeat(MAX_NAME_CHARS);
+        assert!(matches!(
+            handshake.on_frame(login(&wide)),
+            HandshakeStep::Join { .. }
+        ));
+    }
+
+    #[test]
+    fn a_client_without_room_for_a_snapshot_datagram_is_refused() {
+        let mut handshake = Handshake::new(None, 200);
+        handshake.on_frame(hello());
+        let end = refusal(handshake.on_frame(login("ada")));
+        assert_eq!(end.reason, DisconnectReason::DatagramsUnsupported);
+        assert!(
+            end.text.contains("does not accept datagrams"),
+            "{}",
+            end.text
+        );
+
+        let mut handshake = Handshake::new(Some(199), 200);
+        handshake.on_frame(hello());
+        let end = refusal(handshake.on_frame(login("ada")));
+        assert_eq!(end.reason, DisconnectReason::DatagramsUnsupported);
+        assert!(end.text.contains("at most 199 bytes"), "{}", end.text);
+    }
+
+    #[test]
+    fn bad_frames_end_the_session_with_their_reason() {
+        let too_large = DecodeError::TooLarge {
+            size: 1_000_000,
+            limit: 4_096,
+        };
+        assert_eq!(
+            bad_frame(&too_large).reason,
+            DisconnectReason::FrameTooLarge
+        );
+        let garbage = DecodeError::Malformed("unexpected end".to_owned());
+        assert_eq!(bad_frame(&garbage).reason, DisconnectReason::BadMessage);
+        let mut session = Session::new(BOUNDS, 30, Instant::now());
+        assert_eq!(
+            session.on_bad_frame(&garbage),
+            Verdict::End {
+                end: bad_frame(&garbage),
+                invalid: Some(InvalidKind::Frame)
+            }
+        );
+        assert_eq!(
+            End::handshake_timeout(Duration::from_secs(5)).reason,
+            DisconnectReason::Timeout
+        );
+        assert_eq!(
+            End::join_refused(DisconnectReason::ServerFull).text,
+            "the server is full"
+        );
+    }
+
+    #[test]
+    fn frames_after_the_welcome() {
+        let now = Instant::now();
+        let mut session = Session::new(BOUNDS, 30, now);
+        assert_eq!(
+            session.on_frame(ClientMessage::Ping { nonce: 7 }, now),
+            Verdict::Reply(ServerMessage::Pong { nonce: 7 })
+        );
+        assert_eq!(
+            session.on_frame(ClientMessage::Pong { nonce: 7 }, now),
+            Verdict::Nothing
+        );
+        match session.on_frame(hello(), now) {
+            Verdict::Invalid {
+                kind: InvalidKind::Frame,
+                tell: Some(ServerMessage::Event(Event::InvalidInput { count: 1, .. })),
+            } => {}
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            session.on_frame(ClientMessage::Leave, now),
+            Verdict::End {
+                end: End::new(DisconnectReason::ClientLeft, "goodbye"),
+                invalid: None
+            }
+        );
+    }
+
+    #[test]
+    fn datagrams_are_decoded_checked_and_forwarded() {
+        let now = Instant::now();
+        let mut session = Session::new(BOUNDS, 30, now);
+        let good = input(Command::MoveTo { x: 5.0, y: 5.0 });
+        assert!(matches!(
+            session.on_datagram(&good, now),
+            Verdict::Forward(_)
+        ));
+        assert!(matches!(
+            session.on_datagram(&[0xde, 0xad], now),
+            Verdict::Invalid {
+                kind: InvalidKind::Datagram,
+                tell: Some(_)
+            }
+        ));
+        // Told at most once a second.
+        let nan = input(Command::MoveTo {
+            x: f32::NAN,
+            y: 1.0,
+        });
+        assert_eq!(
+            session.on_datagram(&nan, now + Duration::from_millis(999)),
+            Verdict::Invalid {
+                kind: InvalidKind::Input,
+                tell: None
+            }
+        );
+        match session.on_datagram(&nan, now + Duration::from_secs(1)) {
+            Verdict::Invalid {
+                kind: InvalidKind::Input,
+                tell: Some(ServerMessage::Event(Event::InvalidInput { count: 3, reason })),
+            } => assert!(reason.contains("not finite"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_hundredth_invalid_message_ends_the_session() {
+        let now = Instant::now();
+        let mut session = Session::new(BOUNDS, 30, now);
+        for _ in 1..MAX_INVALID_MESSAGES {
+            assert!(matches!(
+                session.on_datagram(&[1, 2, 3], now),
+                Verdict::Invalid { .. }
+            ));
+        }
+        match session.on_datagram(&[1, 2, 3], now) {
+            Verdict::End {
+                end,
+                invalid: Some(InvalidKind::Datagram),
+            } => {
+                assert_eq!(end.reason, DisconnectReason::TooManyInvalid);
+                assert!(end.text.starts_with("100 invalid messages"), "{}", end.text);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_rate_limit_allows_a_second_of_inputs_then_refills_with_time() {
+        let start = Instant::now();
+        let mut session = Session::new(BOUNDS, 30, start);
+        let stop = input(Command::Stop);
+        let forwarded = (0..100)
+            .filter(|_| matches!(session.on_datagram(&stop, start), Verdict::Forward(_)))
+            .count();
+        assert_eq!(forwarded, 30);
+        assert_eq!(session.on_datagram(&stop, start), Verdict::RateLimited);
+        // A tenth of a second refills three inputs.
+        let later = start + Duration::from_millis(100);
+        let refilled = (0..10)
+            .filter(|_| matches!(session.on_datagram(&stop, later), Verdict::Forward(_)))
+            .count();
+        assert_eq!(refilled, 3);
+        // Invalid inputs are not rate-limited: they are struck before the bucket is asked.
+        let outside = input(Command::MoveTo { x: 11.0, y: 5.0 });
+        assert!(matches!(
+            session.on_datagram(&outside, later),
+            Verdict::Invalid {
+                kind: InvalidKind::Input,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn commands_are_checked() {
+        assert_eq!(
+            check_command(&Command::MoveTo { x: 5.0, y: 5.0 }, &BOUNDS),
+            Ok(())
+        );
+        assert_eq!(check_command(&Command::Stop, &BOUNDS), Ok(()));
+        assert_eq!(
+            check_command(&Command::Direction { x: 0.0, y: -2.0 }, &BOUNDS),
+            Ok(())
+        );
+        let bad = [
+            Command::MoveTo {
+                x: f32::NAN,
+                y: 5.0,
+            },
+            Command::MoveTo {
+                x: 5.0,
+                y: f32::INFINITY,
+            },
+            Command::MoveTo { x: 11.0, y: 5.0 },
+            Command::MoveTo { x: 5.0, y: -0.5 },
+            Command::Direction { x: 0.0, y: 0.0 },
+            Command::Direction {
+                x: f32::NAN,
+                y: 1.0,
+            },
+            Command::Direction {
+                x: f32::MAX,
+                y: f32::MAX,
+            },
+        ];
+        let why: Vec<String> = bad
+            .iter()
+            .map(|command| check_command(command, &BOUNDS).unwrap_err().to_string())
+            .collect();
+        assert_eq!(
+            why,
+            [
+                "move-to point (NaN, 5) is not finite",
+                "move-to point (5, inf) is not finite",
+                "move-to point (11, 5) is outside the map",
+                "move-to point (5, -0.5) is outside the map",
+                "direction has zero length",
+                "direction (NaN, 1) is not finite",
+                "direction (340282350000000000000000000000000000000, 340282350000000000000000000000000000000) is not finite",
+            ]
+        );
+    }
+}
