@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use navmesh::Rng;
 use protocol::codec::decode_datagram;
 use protocol::{
     ClientMessage, Command, Input, NetId, Received, ServerDatagram, ServerMessage, Snapshot, View,
@@ -94,7 +95,7 @@ struct Order {
 /// One simulated player.
 pub struct Bot {
     behaviour: Behaviour,
-    rng: u64,
+    rng: Rng,
     welcome: Option<Welcome>,
     history: ViewHistory,
     seq: u32,
@@ -126,7 +127,7 @@ impl Bot {
         };
         Bot {
             behaviour,
-            rng: number.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed,
+            rng: Rng::new(number),
             welcome: None,
             history: ViewHistory::new(),
             seq: 0,
@@ -376,14 +377,9 @@ impl Bot {
         Some((x, y))
     }
 
-    /// A number in `lo..hi` (splitmix64).
+    /// A number in `lo..hi` (`lo` when the range is empty).
     fn random(&mut self, lo: u64, hi: u64) -> u64 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        lo + z % (hi - lo).max(1)
+        self.rng.range(lo, hi.max(lo + 1) - 1)
     }
 }
 

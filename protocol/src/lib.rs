@@ -29,15 +29,17 @@
 //!   equals the pinned one and skips name and chain checks; the TLS handshake's own
 //!   signature check still applies.
 //! - **Server name (SNI).** The server has one certificate and ignores the name the client
-//!   sends. The reference client (`server::client`) sends `localhost`; with a certificate of
+//!   sends. The reference client (the `client` crate) sends `localhost`; with a certificate of
 //!   your own, send its DNS name and validate it normally.
 //! - **Datagrams.** The client must offer datagram support (the `max_datagram_frame_size`
 //!   transport parameter). Snapshot datagrams are at most [`MAX_DATAGRAM_BYTES`] (1,200)
 //!   bytes; the server sizes each one to the smallest of its setting `snapshot_max_bytes`
 //!   (800 by default, at most 1,200), the path's MTU, and the client's parameter minus 9
 //!   bytes of frame overhead. So a client should advertise at least 1,209 (quinn and most
-//!   stacks advertise 65,535); a smaller value only makes snapshots smaller. A client that
-//!   offers no datagram support at all is logged in today but never receives a snapshot.
+//!   stacks advertise 65,535); a smaller value only makes snapshots smaller. A client whose
+//!   connection takes no datagrams at all, or none of at least 200 bytes (the server's
+//!   `MIN_SNAPSHOT_BYTES`), is refused at login, after the name check, with
+//!   [`DisconnectReason::DatagramsUnsupported`] (a `Disconnect` frame, then close code 12).
 //! - **Streams.** The client opens exactly one bidirectional stream, the control stream (the
 //!   server allows one, and no unidirectional streams); the server opens none. QUIC
 //!   announces a stream only with its first bytes, so send the hello at once.

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use navmesh::NavMesh;
+use navmesh::{NavMesh, Rng};
 use protocol::{Command, DisconnectReason, NetId};
 use sim::{Brain, EntityId, Input, Kind, PhaseClock, Vec2, World, WorldConfig};
 use tokio::sync::{mpsc, oneshot};
@@ -23,7 +23,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::interest::{Frame, ViewRange, net_id};
 use crate::metrics::{InputDrop, Metrics, Phase, SnapshotDrop};
-use crate::sample::{PointSampler, Rng, SpawnPlacer};
+use crate::sample::SpawnPlacer;
 use crate::snapshots::{
     ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob, Snapshotter,
 };
@@ -191,8 +191,7 @@ impl Game {
     /// A world on `mesh` with its NPCs, spawned in the first tick.
     pub fn new(mesh: Arc<NavMesh>, config: GameConfig, metrics: Arc<Metrics>) -> Game {
         let mut rng = Rng::new(config.seed);
-        let sampler = PointSampler::new(&mesh);
-        let mut placer = SpawnPlacer::new(&sampler, f64::from(RADIUS_M));
+        let mut placer = SpawnPlacer::new(&mesh, f64::from(RADIUS_M));
         let mut inputs = Vec::with_capacity(config.npcs as usize);
         for _ in 0..config.npcs {
             let Some((p, _)) = placer.place(&mut rng) else {
@@ -212,7 +211,7 @@ impl Game {
                 .is_none_or(|at| (*p - at).length() <= SPAWN_SPREAD_M)
         };
         let spawn_points: Vec<Vec2> = (0..SPAWN_TRIES)
-            .filter_map(|_| sampler.anywhere(&mut rng))
+            .filter_map(|_| mesh.random_point(&mut rng))
             .map(|(p, _)| Vec2::new(p.x as f32, p.y as f32))
             .filter(near)
             .take(SPAWN_POINTS)

@@ -14,12 +14,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use navmesh::{IslandId, Point};
+use navmesh::{IslandId, Point, Rng};
 use sim::{Brain, EntityId, Input, Kind, PhaseClock, Vec2, World, WorldConfig};
 
 use crate::figures::{Setup, Tally, ticks_per_second};
 use crate::progress::Progress;
-use crate::sample::{PointSampler, Rng, SpawnPlacer};
+use crate::sample::SpawnPlacer;
 use crate::svg::render_frame;
 use navmesh_builder::load::load_map;
 
@@ -138,14 +138,14 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     let report_file = create(&args.report)?;
     let svg_file = create(&args.svg)?;
     let mesh = Arc::new(loaded.mesh);
-    let sampler = PointSampler::new(&mesh);
-    if sampler.area().is_nan() || sampler.area() <= 0.0 {
+    let walkable_area = mesh.walkable_area();
+    if walkable_area.is_nan() || walkable_area <= 0.0 {
         bail!("{}: the mesh has no walkable area", args.map.display());
     }
 
     // Spawns, all in the first tick.
     let mut rng = Rng::new(args.seed);
-    let mut placer = SpawnPlacer::new(&sampler, f64::from(RADIUS_M));
+    let mut placer = SpawnPlacer::new(&mesh, f64::from(RADIUS_M));
     let total = args.npcs + args.players;
     let mut spawns = Vec::with_capacity(total as usize);
     let mut player_islands = Vec::with_capacity(args.players as usize);
@@ -189,7 +189,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         }
         for player in &mut players {
             if player.next_order <= k {
-                if let Some(goal) = sampler.on_island(player.island, &mut rng) {
+                if let Some((goal, _)) = mesh.random_point_on_island(player.island, &mut rng) {
                     inputs.push(Input::MoveTo(player.id, to_vec(goal)));
                 }
                 player.next_order = k + rng.range(PLAYER_ORDER_TICKS.0, PLAYER_ORDER_TICKS.1);
@@ -224,7 +224,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         map_origin,
         triangles: mesh.triangle_count(),
         islands: mesh.island_count(),
-        walkable_area_m2: sampler.area(),
+        walkable_area_m2: walkable_area,
         seed: args.seed,
         path_budget,
         path_budget_per_body,
