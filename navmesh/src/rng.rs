@@ -73,7 +73,8 @@ mod tests {
 
     #[test]
     fn different_seeds_give_different_sequences() {
-        // Seeds that differ in one bit (2 and 3 used to collide) and a run of small ones.
+        // Seeds that differ in one bit (a naive seeding makes 2 and 3 collide) and a run of
+        // small ones.
         let mut firsts: Vec<u64> = (0..1000u64)
             .chain([u64::MAX, 1 << 63])
             .map(|seed| {

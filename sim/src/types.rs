@@ -114,9 +114,9 @@ pub struct WorldConfig {
     pub path_budget_per_body: f32,
     /// Whether path requests may be answered through the mesh's corner graph (built when
     /// the world is created) instead of the search; the paths are the same. Off by default:
-    /// on den520d (random pairs, radius 0.4) the search is the cheaper one, 31 against 39 µs
-    /// a request; on corridor maps such as brc202d the corner graph is the cheaper one, 75
-    /// against 104 µs (see `NavMeshQuery::set_corner_graph` and the README).
+    /// on open maps such as den520d the search is the cheaper one per request, on corridor
+    /// maps such as brc202d the corner graph is (see `NavMeshQuery::set_corner_graph`;
+    /// the measurements are in `docs/benchmarks.md`).
     pub path_corner_graph: bool,
     /// Circling: the first deflection and its widening step, degrees (PAPER §2.2: 10).
     pub circling_step_deg: f32,

@@ -304,7 +304,7 @@ fn soak_wandering_crowd_on_a_real_map() {
         "a path request waited {longest_wait} ticks (over 3 s)"
     );
     // Flow: without crowding (100 NPCs) almost every wanderer reaches one goal in 120 s.
-    // Here the map's central junction is near capacity and jams there (see the README);
+    // Here the map's central junction is near capacity and jams there (see `docs/benchmarks.md`);
     // this floor catches a regression of the crowd rules, not the target.
     assert!(
         arrivals >= 800,
