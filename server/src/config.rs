@@ -157,6 +157,13 @@ pub struct Config {
     /// Also write the certificate's SHA-256 fingerprint (hex) to this file at start, for
     /// clients started beside the server (docker-compose) to pin.
     pub fingerprint_file: Option<PathBuf>,
+    /// Directory of the embedded character store. `server run` uses `./data` when neither
+    /// this nor [`Config::store`] is set; a server started as a library with neither keeps
+    /// no characters.
+    pub data_dir: Option<PathBuf>,
+    /// PostgreSQL url of the character store (`postgres://...`); replaces the embedded
+    /// store, and [`Config::data_dir`] is then unused.
+    pub store: Option<String>,
 }
 
 impl Default for Config {
@@ -190,6 +197,8 @@ impl Default for Config {
             socket_send_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             log_format: LogFormat::Human,
             fingerprint_file: None,
+            data_dir: None,
+            store: None,
         }
     }
 }

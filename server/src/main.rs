@@ -80,6 +80,13 @@ struct RunArgs {
     /// Write the certificate's SHA-256 fingerprint (hex) to this file at start.
     #[arg(long, value_name = "FILE", env = "MMO_FINGERPRINT_FILE")]
     fingerprint_file: Option<PathBuf>,
+    /// Directory of the embedded character store [default: ./data].
+    #[arg(long, value_name = "DIR", env = "MMO_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Keep characters in PostgreSQL instead (postgres://user:password@host/db);
+    /// --data-dir is then unused.
+    #[arg(long, value_name = "URL", env = "MMO_STORE")]
+    store: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -207,6 +214,15 @@ fn config_of(args: RunArgs) -> Result<Config> {
     }
     if args.fingerprint_file.is_some() {
         config.fingerprint_file = args.fingerprint_file;
+    }
+    if args.data_dir.is_some() {
+        config.data_dir = args.data_dir;
+    }
+    if args.store.is_some() {
+        config.store = args.store;
+    }
+    if config.data_dir.is_none() && config.store.is_none() {
+        config.data_dir = Some(PathBuf::from("data"));
     }
     if args.cert.is_some() {
         config.cert = args.cert;

@@ -346,6 +346,16 @@ pub struct Metrics {
     pub udp_receive_buffer_bytes: Gauge,
     /// The QUIC socket's send buffer as granted by the kernel, bytes.
     pub udp_send_buffer_bytes: Gauge,
+    /// 1 while the character store answers, 0 while it fails.
+    pub store_up: Gauge,
+    /// Characters whose newest save the store has not taken yet.
+    pub saves_pending: Gauge,
+    /// Character saves the store took.
+    pub saves: Counter,
+    /// Batches of saves the store failed to take (they are retried).
+    pub save_failures: Counter,
+    /// Time the store took per batch of saves.
+    save_batch_seconds: Histogram,
     registry: Registry,
 }
 
@@ -383,6 +393,11 @@ impl Metrics {
             udp_receive_drops: Counter::default(),
             udp_receive_buffer_bytes: Gauge::default(),
             udp_send_buffer_bytes: Gauge::default(),
+            store_up: Gauge::default(),
+            saves_pending: Gauge::default(),
+            saves: Counter::default(),
+            save_failures: Counter::default(),
+            save_batch_seconds: DurationBuckets.new_metric(),
             registry: Registry::default(),
         };
         metrics.registry = metrics.registry(entities);
@@ -487,12 +502,41 @@ impl Metrics {
             "The QUIC socket's send buffer as granted by the kernel",
             self.udp_send_buffer_bytes.clone(),
         );
+        r.register(
+            "mmo_store_up",
+            "1 while the character store answers, 0 while it fails",
+            self.store_up.clone(),
+        );
+        r.register(
+            "mmo_saves_pending",
+            "Characters whose newest save the store has not taken yet",
+            self.saves_pending.clone(),
+        );
+        r.register(
+            "mmo_saves",
+            "Character saves the store took",
+            self.saves.clone(),
+        );
+        r.register(
+            "mmo_save_failures",
+            "Batches of character saves the store failed to take (retried)",
+            self.save_failures.clone(),
+        );
+        r.register(
+            "mmo_save_batch_seconds",
+            "Time the store took per batch of character saves",
+            self.save_batch_seconds.clone(),
+        );
         r
     }
 
     /// Records a whole tick's duration.
     pub fn observe_tick(&self, took: Duration) {
         self.tick_seconds.observe(took.as_secs_f64());
+    }
+    /// Records the time the store took for one batch of saves.
+    pub fn observe_save_batch(&self, took: Duration) {
+        self.save_batch_seconds.observe(took.as_secs_f64());
     }
     /// Records one phase's duration.
     pub fn observe_phase(&self, phase: Phase, took: Duration) {

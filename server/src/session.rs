@@ -31,6 +31,7 @@ use tracing::{debug, info};
 use crate::config::MIN_SNAPSHOT_BYTES;
 use crate::game::{Kick, SessionId, ToWorld};
 use crate::metrics::{InputDrop, Invalid, Metrics};
+use crate::persist::Persist;
 use machine::{End, Handshake, HandshakeStep, InvalidKind, Session, Verdict, bad_frame};
 
 /// What every session shares.
@@ -53,6 +54,8 @@ pub struct SessionContext {
     pub input_rate_per_sec: u32,
     /// Time clients get to leave on shutdown.
     pub shutdown_grace: Duration,
+    /// Where characters are kept; `None` when the server keeps none.
+    pub persist: Option<Persist>,
 }
 
 /// How a session ended, for the caller's bookkeeping.
@@ -172,9 +175,26 @@ async fn join_world(
     ctx: &SessionContext,
 ) -> Result<crate::game::Joined, End> {
     let (reply, answer) = oneshot::channel();
+    // A known account resumes where it was saved on this map; a new one spawns as usual.
+    let resume_at = match &ctx.persist {
+        None => None,
+        Some(persist) => match persist.load(name).await {
+            Ok(Some(character)) if character.map == ctx.map_id => {
+                Some(sim::Vec2::new(character.pos[0], character.pos[1]))
+            }
+            Ok(_) => None,
+            Err(err) => {
+                return Err(End::new(
+                    DisconnectReason::Internal,
+                    format!("{err}; try again shortly"),
+                ));
+            }
+        },
+    };
     let join = ToWorld::Join {
         session,
         name: name.to_owned(),
+        resume_at,
         sink: Box::new(conn.clone()),
         kick,
         reply,

@@ -8,5 +8,6 @@
 mod binary;
 mod http;
 mod net;
+mod persist;
 mod simulate;
 mod swarm;
