@@ -21,6 +21,9 @@
 //! - A batch is all or nothing: saves are validated up front ([`StoreError::Invalid`]) and
 //!   written in one transaction. Saves of one account within a batch collapse to the last one,
 //!   and its version grows by one per batch.
+//! - A retryable error from `save_batch` means "not known to be written": when a connection
+//!   drops while PostgreSQL commits, the batch may have landed. Saving it again is safe (the
+//!   same positions; the version grows once more), so the writer simply retries.
 //! - Nothing read from storage can panic: a damaged record is [`StoreError::Corrupt`], naming
 //!   the account.
 //! - Errors never show a database password: URLs are redacted before they enter a message.

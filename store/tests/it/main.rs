@@ -1,10 +1,12 @@
-//! The store's integration tests: one suite (`suite`) run against both stores, and each
-//! store's own failure cases (`embedded`, `postgres`). The PostgreSQL tests start a real
-//! server (`store::test_postgres`); they fail, never skip, when its binaries are missing.
+//! The store's integration tests: one suite (`suite`) run against both stores, each store's
+//! own failure cases (`embedded`, `postgres`), and `kill -9` of a writer (`crash`). The
+//! PostgreSQL tests start a real server (`store::test_postgres`); they fail, never skip, when
+//! its binaries are missing.
 
 // Test setup may panic on failure: that is the report.
 #![allow(clippy::unwrap_used)]
 
+mod crash;
 mod embedded;
 mod postgres;
 mod spec;
