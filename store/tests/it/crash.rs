@@ -39,8 +39,9 @@ fn writer_child() {
 }
 
 /// Kills a writer after `acks` acknowledged batches, three times on the same store, and
-/// checks the store after each kill.
-fn kill_writer_and_check(spec_text: &str) {
+/// checks the store after each kill. With `exclusive`, a second process must not be able to
+/// open the store while the writer lives.
+fn kill_writer_and_check(spec_text: &str, exclusive: bool) {
     for acks in [3u64, 11, 25] {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args(["--ignored", "--exact", "crash::writer_child", "--nocapture"])
@@ -58,6 +59,12 @@ fn kill_writer_and_check(spec_text: &str) {
                 last_ack = Some(i.parse::<u64>().unwrap());
                 seen += 1;
             }
+        }
+        if exclusive {
+            let Err(err) = store::open(&spec_from_env(spec_text)) else {
+                panic!("a second process opened the store while the writer had it");
+            };
+            assert!(matches!(err, store::StoreError::Open { .. }), "{err}");
         }
         // SIGKILL: no destructor, no flush, no clean shutdown.
         child.kill().unwrap();
@@ -97,12 +104,12 @@ fn kill_writer_and_check(spec_text: &str) {
 #[test]
 fn embedded_keeps_every_acknowledged_batch_through_kill_9() {
     let dir = TempDir::new();
-    kill_writer_and_check(dir.path().to_str().unwrap());
+    kill_writer_and_check(dir.path().to_str().unwrap(), true);
 }
 
 #[test]
 fn postgres_keeps_every_acknowledged_batch_through_kill_9() {
     let server = store::test_postgres::TestPostgres::start()
         .expect("cannot start the test PostgreSQL server");
-    kill_writer_and_check(&server.url());
+    kill_writer_and_check(&server.url(), false);
 }
