@@ -133,8 +133,10 @@ impl TestPostgres {
 
     /// Starts the stopped server again on the same directory and port.
     pub fn start_again(&mut self) -> Result<(), TestPostgresError> {
+        // fsync is off: tests kill clients and stop the server cleanly, never the machine, so
+        // PostgreSQL's own flushes to disk prove nothing here and only slow the tests down.
         let options = format!(
-            "-p {} -h 127.0.0.1 -k {} -c fsync=off",
+            "-p {} -h 127.0.0.1 -k {} -c fsync=off -c shared_buffers=16MB -c max_connections=40",
             self.port,
             self.root.display()
         );
