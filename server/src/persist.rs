@@ -88,16 +88,35 @@ impl Persist {
     /// opened (a missing directory that cannot be created, a database that refuses us),
     /// so a server never starts without a place to keep its players.
     pub fn start(spec: &store::StoreSpec, metrics: Arc<Metrics>) -> Result<(Persist, Writer)> {
-        let store = store::open(spec)
-            .with_context(|| format!("cannot open the character store {}", describe(spec)))?;
         let (tx, rx) = sync_channel(QUEUE);
         let up = Arc::new(AtomicBool::new(true));
         metrics.store_up.set(1);
         let thread_up = Arc::clone(&up);
+        // The store is opened on the writer thread, which then owns it: a store may run its
+        // own blocking runtime (PostgreSQL's client does), which must not start inside the
+        // server's async runtime.
+        let (opened_tx, opened) = sync_channel::<Result<(), String>>(1);
+        let thread_spec = spec.clone();
         let thread = std::thread::Builder::new()
             .name("store-writer".to_owned())
-            .spawn(move || run(store, rx, thread_up, metrics))
+            .spawn(move || match store::open(&thread_spec) {
+                Ok(store) => {
+                    let _ = opened_tx.send(Ok(()));
+                    run(store, rx, thread_up, metrics);
+                }
+                Err(err) => {
+                    let _ = opened_tx.send(Err(error_chain(&err)));
+                }
+            })
             .context("cannot start the store writer thread")?;
+        match opened.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => {
+                let _ = thread.join();
+                anyhow::bail!("cannot open the character store {spec}: {err}");
+            }
+            Err(_) => anyhow::bail!("the store writer thread stopped while opening {spec}"),
+        }
         let writer = Writer {
             tx: tx.clone(),
             thread: Some(thread),
@@ -164,18 +183,16 @@ impl Drop for Writer {
     }
 }
 
-/// The store named for a log line, without a password.
-fn describe(spec: &store::StoreSpec) -> String {
-    match spec {
-        store::StoreSpec::Embedded { dir } => format!("in {}", dir.display()),
-        store::StoreSpec::Postgres { url } => {
-            // postgres://user:password@host/db: keep the scheme and what follows '@'.
-            match (url.split_once("://"), url.rsplit_once('@')) {
-                (Some((scheme, _)), Some((_, host))) => format!("{scheme}://…@{host}"),
-                _ => "at the configured PostgreSQL url".to_owned(),
-            }
-        }
+/// An error and its causes, joined as anyhow prints them.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
     }
+    text
 }
 
 /// The writer's state between requests.
