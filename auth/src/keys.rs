@@ -11,6 +11,17 @@ const SPKI_PREFIX: [u8; 12] = [
     0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
 ];
 
+/// The DER prefix of ring's PKCS#8 version 2 Ed25519 document, before the 32-byte seed.
+const RING_PKCS8_V2_PREFIX: [u8; 16] = [
+    0x30, 0x51, 0x02, 0x01, 0x01, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+];
+
+/// The DER prefix of a PKCS#8 version 1 Ed25519 document (RFC 8410), before the 32-byte
+/// seed: the form OpenSSL writes and reads.
+const PKCS8_V1_PREFIX: [u8; 16] = [
+    0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+];
+
 /// The longest key text read, bytes: a PEM Ed25519 key is near 120; anything far longer
 /// is not one.
 const MAX_PEM_BYTES: usize = 4096;
@@ -61,9 +72,21 @@ impl std::fmt::Debug for SigningKey {
 impl SigningKey {
     /// A new key from the system's random generator.
     pub fn generate() -> Result<SigningKey, KeyError> {
-        let pkcs8 =
+        let v2 =
             Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).map_err(|_| KeyError::Random)?;
-        SigningKey::from_pkcs8(pkcs8.as_ref())
+        // ring writes PKCS#8 version 2, which OpenSSL does not read; the key is kept as
+        // version 1 (the seed alone), which both read.
+        let seed = v2
+            .as_ref()
+            .strip_prefix(&RING_PKCS8_V2_PREFIX)
+            .and_then(|rest| rest.get(..32))
+            .ok_or_else(|| KeyError::NotEd25519 {
+                kind: "private key",
+                why: "ring generated a document of an unknown layout".to_owned(),
+            })?;
+        let mut v1 = PKCS8_V1_PREFIX.to_vec();
+        v1.extend_from_slice(seed);
+        SigningKey::from_pkcs8(&v1)
     }
 
     /// The key in a PKCS#8 DER document (version 1, as OpenSSL writes, or version 2, as
@@ -230,6 +253,12 @@ MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
         assert_ne!(
             SigningKey::generate().unwrap().public_key(),
             key.public_key()
+        );
+        // Written as PKCS#8 version 1, like OpenSSL's keys.
+        assert!(
+            key.to_pem().contains("\nMC4CAQAwBQYDK2VwBCIEI"),
+            "{}",
+            key.to_pem()
         );
         // The private key does not show in debug output.
         let shown = format!("{key:?}");
