@@ -130,9 +130,9 @@ pub fn check(
             "this server requires a login token; none was sent",
         ));
     };
-    let claims = key.verify(token, now_unix_secs).map_err(|err| {
-        Rejected::new(LoginRefusal::of(&err), format!("bad login token: {err}"))
-    })?;
+    let claims = key
+        .verify(token, now_unix_secs)
+        .map_err(|err| Rejected::new(LoginRefusal::of(&err), format!("bad login token: {err}")))?;
     if claims.account != name {
         return Err(Rejected::new(
             LoginRefusal::AccountMismatch,
@@ -166,7 +166,10 @@ impl LiveAccounts {
 
     /// How many accounts are live.
     pub fn len(&self) -> usize {
-        self.live.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Whether no account is live.
@@ -227,10 +230,7 @@ mod tests {
         let key = SigningKey::generate().unwrap();
         let public = key.public_key();
         let ada = key.mint("ada", NOW + 60).unwrap();
-        assert_eq!(
-            check("ada", Some(&ada), Some(&public), NOW).unwrap(),
-            "ada"
-        );
+        assert_eq!(check("ada", Some(&ada), Some(&public), NOW).unwrap(), "ada");
         assert_eq!(
             why(check("ada", None, Some(&public), NOW)),
             LoginRefusal::NoToken
@@ -239,7 +239,10 @@ mod tests {
             why(check("bob", Some(&ada), Some(&public), NOW)),
             LoginRefusal::AccountMismatch
         );
-        let forged = SigningKey::generate().unwrap().mint("ada", NOW + 60).unwrap();
+        let forged = SigningKey::generate()
+            .unwrap()
+            .mint("ada", NOW + 60)
+            .unwrap();
         assert_eq!(
             why(check("ada", Some(&forged), Some(&public), NOW)),
             LoginRefusal::BadSignature

@@ -6,8 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use protocol::codec::decode_datagram;
 use auth::PublicKey;
+use protocol::codec::decode_datagram;
 use protocol::{
     Bounds, ClientDatagram, ClientMessage, Command, DecodeError, DisconnectReason, Event, Input,
     MAX_INVALID_MESSAGES, PROTOCOL_VERSION, ServerMessage,
@@ -161,8 +161,7 @@ impl Handshake {
                 "the second message must be login",
             ));
         };
-        let name = match login::check(&name, token.as_deref(), self.key.as_ref(), now_unix_secs)
-        {
+        let name = match login::check(&name, token.as_deref(), self.key.as_ref(), now_unix_secs) {
             Ok(account) => account,
             Err(rejected) => return HandshakeStep::Reject(rejected),
         };
@@ -470,7 +469,8 @@ mod tests {
     #[test]
     fn a_handshake_out_of_order_or_of_another_version_is_refused() {
         let end = refusal(
-            Handshake::new(Some(1_150), 200, None).on_frame(ClientMessage::Hello { version: 999 }, NOW),
+            Handshake::new(Some(1_150), 200, None)
+                .on_frame(ClientMessage::Hello { version: 999 }, NOW),
         );
         assert_eq!(end.reason, DisconnectReason::VersionMismatch);
         assert!(end.text.contains("999") && end.text.contains(&PROTOCOL_VERSION.to_string()));
@@ -535,10 +535,7 @@ mod tests {
             LoginRefusal::Expired
         );
         let bob = key.mint("bob", NOW + 60).unwrap();
-        assert_eq!(
-            why(keyed(with(bob), NOW)),
-            LoginRefusal::AccountMismatch
-        );
+        assert_eq!(why(keyed(with(bob), NOW)), LoginRefusal::AccountMismatch);
     }
 
     #[test]
