@@ -22,6 +22,8 @@ use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::registry::Registry;
 use protocol::DisconnectReason;
 
+use crate::session::login::LoginRefusal;
+
 pub use prometheus_client::metrics::counter::Counter;
 pub use prometheus_client::metrics::gauge::Gauge;
 pub use prometheus_client::metrics::histogram::Histogram;
@@ -272,6 +274,14 @@ impl LabelValue for HandshakeFailure {
     }
 }
 
+impl LabelValue for LoginRefusal {
+    const KEY: &'static str = "why";
+    const ALL: &'static [Self] = &LoginRefusal::ALL;
+    fn name(self) -> &'static str {
+        LoginRefusal::name(self)
+    }
+}
+
 impl LabelValue for DisconnectReason {
     const KEY: &'static str = "reason";
     const ALL: &'static [Self] = &DisconnectReason::ALL;
@@ -337,6 +347,7 @@ pub struct Metrics {
     snapshots_dropped: Counters<SnapshotDrop>,
     refused: Counters<Refusal>,
     disconnects: Counters<DisconnectReason>,
+    logins_rejected: Counters<LoginRefusal>,
     /// Sessions whose QUIC connection was lost without a disconnect (timeouts, resets).
     pub connections_lost: Counter,
     handshakes_failed: Counters<HandshakeFailure>,
@@ -388,6 +399,7 @@ impl Metrics {
             snapshots_dropped: family_of_all(Family::default()),
             refused: family_of_all(Family::default()),
             disconnects: family_of_all(Family::default()),
+            logins_rejected: family_of_all(Family::default()),
             connections_lost: Counter::default(),
             handshakes_failed: family_of_all(Family::default()),
             udp_receive_drops: Counter::default(),
@@ -476,6 +488,11 @@ impl Metrics {
             "mmo_disconnects",
             "Sessions ended, by reason",
             self.disconnects.clone(),
+        );
+        r.register(
+            "mmo_logins_rejected",
+            "Logins refused (LoginRejected), by why",
+            self.logins_rejected.clone(),
         );
         r.register(
             "mmo_handshakes_failed",
@@ -567,6 +584,14 @@ impl Metrics {
     /// Counts an ended session.
     pub fn disconnected(&self, reason: DisconnectReason) {
         self.disconnects.get_or_create(&By(reason)).inc();
+    }
+    /// Counts a refused login.
+    pub fn login_rejected(&self, why: LoginRefusal) {
+        self.logins_rejected.get_or_create(&By(why)).inc();
+    }
+    /// Logins refused for this reason so far.
+    pub fn logins_rejected_for(&self, why: LoginRefusal) -> u64 {
+        self.logins_rejected.get_or_create(&By(why)).get()
     }
     /// Sessions ended for this reason so far.
     pub fn disconnects_for(&self, reason: DisconnectReason) -> u64 {

@@ -115,6 +115,7 @@ pub fn load_map(config: &Config) -> Result<(NavMesh, String)> {
 pub async fn start(config: Config) -> Result<Running> {
     config.validate()?;
     let (mesh, map_id) = load_map(&config)?;
+    let auth_key = config.load_auth_key()?;
     let mesh = Arc::new(mesh);
     let identity = match (&config.cert, &config.key) {
         (Some(cert), Some(key)) => Identity::from_pem_files(cert, key)?,
@@ -254,6 +255,8 @@ pub async fn start(config: Config) -> Result<Running> {
         input_rate_per_sec: config.input_rate_per_sec,
         shutdown_grace: config.shutdown_grace(),
         persist,
+        auth_key,
+        accounts: Default::default(),
     });
     if let Some(path) = &config.fingerprint_file {
         std::fs::write(path, format!("{fingerprint}\n"))
