@@ -47,14 +47,27 @@ pub struct TestPostgres {
     port: u16,
     as_postgres_user: bool,
     running: bool,
+    /// Whether PostgreSQL flushes its writes to disk (`fsync`).
+    fsync: bool,
 }
 
 /// The database every test server creates.
 pub const TEST_DATABASE: &str = "store_test";
 
 impl TestPostgres {
-    /// Initialises a cluster, starts it and creates [`TEST_DATABASE`].
+    /// Initialises a cluster, starts it and creates [`TEST_DATABASE`]. The server runs
+    /// with `fsync=off` (see [`TestPostgres::start_durable`]).
     pub fn start() -> Result<Self, TestPostgresError> {
+        Self::start_with(false)
+    }
+
+    /// The same with PostgreSQL's own flushes to disk on (`fsync=on`, its default), for
+    /// measuring what a real deployment pays per commit.
+    pub fn start_durable() -> Result<Self, TestPostgresError> {
+        Self::start_with(true)
+    }
+
+    fn start_with(fsync: bool) -> Result<Self, TestPostgresError> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let bin = find_bin()?;
         let as_postgres_user = run(Command::new("id").arg("-u"))?.trim() == "0";
@@ -69,6 +82,7 @@ impl TestPostgres {
             port: 0,
             as_postgres_user,
             running: false,
+            fsync,
         };
         // The directory is created by the user that runs the server, so that it owns it.
         server.run_as_server(Command::new("mkdir").arg("-p").arg(server.data_dir()))?;
@@ -133,12 +147,13 @@ impl TestPostgres {
 
     /// Starts the stopped server again on the same directory and port.
     pub fn start_again(&mut self) -> Result<(), TestPostgresError> {
-        // fsync is off: tests kill clients and stop the server cleanly, never the machine, so
+        // fsync is off unless asked for: tests kill clients and stop the server cleanly, never the machine, so
         // PostgreSQL's own flushes to disk prove nothing here and only slow the tests down.
         let options = format!(
-            "-p {} -h 127.0.0.1 -k {} -c fsync=off -c shared_buffers=16MB -c max_connections=40",
+            "-p {} -h 127.0.0.1 -k {} -c fsync={} -c shared_buffers=16MB -c max_connections=40",
             self.port,
-            self.root.display()
+            self.root.display(),
+            if self.fsync { "on" } else { "off" }
         );
         let mut start = Command::new(self.bin.join("pg_ctl"));
         start
