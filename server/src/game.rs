@@ -259,7 +259,7 @@ impl Game {
     }
 
     /// Keeps characters: saves the players' positions through `saver` every
-    /// [`SAVE_EVERY_TICKS`] ticks when they moved, and when they leave.
+    /// `SAVE_EVERY_TICKS` ticks when they moved, and when they leave.
     pub fn keep_characters(&mut self, saver: Saver) {
         self.saver = Some(saver);
     }

@@ -8,16 +8,16 @@
 //! - Saves are coalesced per account (the newest wins) in a pending map, written in one
 //!   batch per round, and only dropped from the map once the store acknowledged the batch.
 //!   A batch that fails stays pending and is retried with a growing pause (up to
-//!   [`MAX_RETRY_PAUSE`]); the store's state is the `mmo_store_up` gauge and `/readyz`.
+//!   `MAX_RETRY_PAUSE`); the store's state is the `mmo_store_up` gauge and `/readyz`.
 //! - A load answers from the pending map first, so a player who logs out and straight back
 //!   in resumes where the world last saw them even if that save has not reached the store.
 //! - The pending map holds at most one entry per account. Should it pass
-//!   [`MAX_PENDING`] accounts (a store down for a long time while many players come and
+//!   `MAX_PENDING` accounts (a store down for a long time while many players come and
 //!   go), the writer says so in an error log line every time it grows further; it never
 //!   drops a save.
 //!
 //! On shutdown the thread keeps trying to write what is pending for
-//! [`SHUTDOWN_FLUSH`] and logs an error naming the count of saves it could not write.
+//! `SHUTDOWN_FLUSH` and logs an error naming the count of saves it could not write.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
