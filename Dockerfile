@@ -36,8 +36,9 @@ COPY docker/http-probe.sh /usr/local/bin/http-probe
 COPY loadtest/bench-slo.toml /opt/mmo/bench-slo.toml
 COPY maps /opt/mmo/maps
 # Neither program needs root. /run/mmo is where the server writes its certificate
-# fingerprint for the swarm; a fresh named volume mounted there takes this owner.
+# fingerprint for the swarm, /var/lib/mmo where it keeps its characters; a fresh named
+# volume mounted on either takes this owner.
 RUN useradd --system --uid 10001 --no-create-home --home-dir /opt/mmo mmo \
-    && mkdir -p /run/mmo && chown mmo:mmo /run/mmo
+    && mkdir -p /run/mmo /var/lib/mmo && chown mmo:mmo /run/mmo /var/lib/mmo
 USER mmo
 WORKDIR /opt/mmo

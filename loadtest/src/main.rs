@@ -5,6 +5,7 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
@@ -12,7 +13,7 @@ use clap::Parser;
 use client::{Fingerprint, Trust};
 use loadtest::bot::Behaviour;
 use loadtest::slo::Slo;
-use loadtest::swarm::{Options, Progress, run};
+use loadtest::swarm::{Options, Progress, Tokens, run};
 
 /// Most bots one run accepts.
 const MAX_BOTS: u64 = 20_000;
@@ -68,6 +69,19 @@ struct Cli {
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    /// Signing key (PEM, the server's `keygen` DIR/signing.key) each bot mints its login
+    /// token with, for a server run with the matching --auth-public-key [default: no
+    /// tokens].
+    #[arg(long, value_name = "FILE")]
+    auth_key: Option<PathBuf>,
+    /// Seconds a bot's token lasts from when it is minted (just before its login).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 300,
+        requires = "auth_key"
+    )]
+    token_ttl: u64,
 }
 
 fn main() -> ExitCode {
@@ -113,6 +127,13 @@ fn read_fingerprint(path: &std::path::Path) -> Result<String> {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// The signing key in `path`, with an error naming the file.
+fn signing_key(path: &std::path::Path) -> Result<auth::SigningKey> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read --auth-key {}", path.display()))?;
+    auth::SigningKey::from_pem(&text).with_context(|| format!("--auth-key {}", path.display()))
 }
 
 /// Runs the swarm; `Ok(false)` when a gate was missed.
@@ -183,6 +204,13 @@ fn start() -> Result<bool> {
             Progress::Quiet
         } else {
             Progress::Auto
+        },
+        tokens: match &cli.auth_key {
+            Some(path) => Some(Tokens {
+                key: Arc::new(signing_key(path)?),
+                ttl: Duration::from_secs(cli.token_ttl),
+            }),
+            None => None,
         },
     };
     // One thread: the whole swarm on one core, as the benchmark promises.

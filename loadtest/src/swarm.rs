@@ -8,6 +8,9 @@
 //! ends has failed with `timeout`. A session the server stops talking to is dropped as
 //! `server_silent`: a server killed outright sends no close, and QUIC's idle timeout alone
 //! would outlast a short run.
+//!
+//! Against a server that authenticates logins, each bot mints its own token for its own
+//! name ([`Tokens`]) just before it logs in.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
@@ -55,6 +58,29 @@ pub struct Options {
     pub metrics_url: Option<String>,
     /// Progress display.
     pub progress: Progress,
+    /// The key bots sign their login tokens with; `None`: logins carry no token (a
+    /// server in development mode).
+    pub tokens: Option<Tokens>,
+}
+
+/// What bots mint their login tokens with.
+#[derive(Clone, Debug)]
+pub struct Tokens {
+    /// The signing key (the private half of the server's `auth_public_key`).
+    pub key: Arc<auth::SigningKey>,
+    /// How long each token lasts from the moment it is minted.
+    pub ttl: Duration,
+}
+
+impl Tokens {
+    /// A token for `account`, valid from now for the ttl.
+    pub fn mint(&self, account: &str) -> Result<String, auth::MintError> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        self.key
+            .mint(account, now.saturating_add(self.ttl.as_secs()))
+    }
 }
 
 /// Time a bot has to connect and log in (and never past the run's end).
@@ -98,9 +124,11 @@ pub async fn run(options: Options) -> Result<Report> {
             .mul_f64(number as f64 / options.bots.max(1) as f64);
         let (endpoint, shared) = (endpoint.clone(), Arc::clone(&shared));
         let (server, behaviour) = (options.server, options.behaviour);
+        let tokens = options.tokens.clone();
         tasks.spawn(async move {
             tokio::time::sleep_until((start + offset).into()).await;
-            drive(number, &endpoint, server, behaviour, &shared, end).await;
+            let bot = (number, behaviour, tokens.as_ref());
+            drive(bot, &endpoint, server, &shared, end).await;
         });
     }
 
@@ -192,16 +220,26 @@ struct Tally {
 
 /// One bot's session: connect, log in, play until `end`, leave.
 async fn drive(
-    number: u64,
+    (number, behaviour, tokens): (u64, Behaviour, Option<&Tokens>),
     endpoint: &quinn::Endpoint,
     server: SocketAddr,
-    behaviour: Behaviour,
     shared: &Shared,
     end: Instant,
 ) {
     let deadline = (Instant::now() + LOGIN_TIMEOUT).min(end);
+    let name = Bot::name(number);
+    let token = match tokens.map(|tokens| tokens.mint(&name)).transpose() {
+        Ok(token) => token,
+        Err(_) => {
+            *lock(shared)
+                .failed
+                .entry("token_not_minted".to_owned())
+                .or_default() += 1;
+            return;
+        }
+    };
     let login =
-        tokio::time::timeout_at(deadline.into(), login(endpoint, server, &Bot::name(number))).await;
+        tokio::time::timeout_at(deadline.into(), login(endpoint, server, &name, token)).await;
     let (conn, mut send, mut recv, mut reader, welcome) = match login {
         Ok(Ok(session)) => session,
         Ok(Err(err)) => {
@@ -301,6 +339,7 @@ async fn login(
     endpoint: &quinn::Endpoint,
     server: SocketAddr,
     name: &str,
+    token: Option<String>,
 ) -> Result<Session, ClientError> {
     let (conn, mut send, mut recv) = client::open(endpoint, server).await?;
     for message in [
@@ -309,7 +348,7 @@ async fn login(
         },
         ClientMessage::Login {
             name: name.to_owned(),
-            token: None,
+            token: token.clone(),
         },
     ] {
         let frame = encode_frame(&message).map_err(|err| ClientError::Protocol(err.to_string()))?;

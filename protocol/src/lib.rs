@@ -79,7 +79,11 @@
 //!    bytes and not user-perceived characters, and holds no control character (Unicode
 //!    category Cc: U+0000–U+001F and U+007F–U+009F). Anything else is allowed, spaces and
 //!    other players' names included. A name outside these rules is refused with
-//!    [`DisconnectReason::LoginRejected`]. The token is not checked today.
+//!    [`DisconnectReason::LoginRejected`]. A server configured with a public key
+//!    (`auth_public_key`) also wants a token (see *Login tokens*) whose account is the
+//!    name; a server without one (development mode) ignores the token. One account has
+//!    at most one live session: a login of an account already in the world is refused
+//!    with `LoginRejected` ("already logged in"), the first session goes on.
 //! 3. server → [`ServerMessage::Welcome`]: the client's character id, tick rate, map id,
 //!    map bounds and view radius. Snapshot datagrams can arrive before the welcome (the
 //!    stream and datagrams are not ordered with each other); a client may apply them, or
@@ -92,6 +96,30 @@
 //!
 //! Frames the client sends after the login and before the welcome are handled after the
 //! welcome.
+//!
+//! ## Login tokens
+//!
+//! The game's login service issues them; the game server checks them with its public key
+//! and does no other lookup. `Login.token` carries the token as ASCII text:
+//!
+//! ```text
+//! v1.<payload>.<signature>
+//! ```
+//!
+//! - `<payload>`: base64url without padding (RFC 4648 §5, `A–Z a–z 0–9 - _`, no `=`) of
+//!   the expiry as 8 bytes (unsigned big-endian seconds since the Unix epoch, UTC)
+//!   followed by the account name in UTF-8 (1 to 128 bytes, to the end).
+//! - `<signature>`: base64url without padding of the 64-byte Ed25519 signature (RFC 8032)
+//!   of the ASCII text `v1.<payload>`, with the private key whose public half the server
+//!   is configured with (`server keygen` makes a pair; OpenSSL's Ed25519 PEM keys work
+//!   too).
+//!
+//! A token is at most 512 bytes. The server takes it until 30 s after its expiry (room for
+//! the two machines' clocks to differ). A missing, malformed, forged or expired token, or
+//! one for another account than the name, is refused with
+//! [`DisconnectReason::LoginRejected`] and a text saying which. `server token --signing-key
+//! FILE --account NAME --ttl SECS` prints one for development; the `auth` crate's docs
+//! give a Python version of the minting.
 //!
 //! ## How a session ends
 //!

@@ -193,7 +193,9 @@ pub enum ClientMessage {
         /// Display name: 1 to [`crate::MAX_NAME_CHARS`] characters (Unicode scalar
         /// values), none of them a control character (Unicode category Cc).
         name: String,
-        /// An access token, when the server requires one (today's server ignores it).
+        /// The login token (format in the crate docs, *Login tokens*): required by a
+        /// server configured with a public key, whose account must equal `name`; ignored by
+        /// a server in development mode.
         token: Option<String>,
     },
     /// Asks for a [`ServerMessage::Pong`] with the same nonce (after the login).
@@ -299,7 +301,9 @@ pub enum DisconnectReason {
     /// its reason phrase saying which), or the world has no room for another character (a
     /// `Disconnect` frame after the login).
     ServerFull,
-    /// The login was refused: the name breaks the rules of [`ClientMessage::Login`].
+    /// The login was refused: the name breaks the rules of [`ClientMessage::Login`], the
+    /// token is missing, malformed, forged, expired or for another account, or the account
+    /// already has a live session; the text says which.
     LoginRejected,
     /// The server is shutting down.
     Shutdown,

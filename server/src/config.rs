@@ -157,6 +157,17 @@ pub struct Config {
     /// Also write the certificate's SHA-256 fingerprint (hex) to this file at start, for
     /// clients started beside the server (docker-compose) to pin.
     pub fingerprint_file: Option<PathBuf>,
+    /// Directory of the embedded character store. `server run` uses `./data` when neither
+    /// this nor [`Config::store`] is set; a server started as a library with neither keeps
+    /// no characters.
+    pub data_dir: Option<PathBuf>,
+    /// PostgreSQL url of the character store (`postgres://...`); replaces the embedded
+    /// store, and [`Config::data_dir`] is then unused.
+    pub store: Option<String>,
+    /// Ed25519 public key (PEM, as `server keygen` or `openssl pkey -pubout` writes it) that
+    /// login tokens must be signed for. `None`: development mode, where anyone logs in
+    /// under any name.
+    pub auth_public_key: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -190,6 +201,9 @@ impl Default for Config {
             socket_send_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             log_format: LogFormat::Human,
             fingerprint_file: None,
+            data_dir: None,
+            store: None,
+            auth_public_key: None,
         }
     }
 }
@@ -262,6 +276,23 @@ impl Config {
             SOCKET_BUFFER_RANGE,
         )?;
         Ok(())
+    }
+
+    /// The public key of `auth_public_key`, read and checked; `None` (with a warning in the
+    /// log) when no key is configured.
+    pub fn load_auth_key(&self) -> Result<Option<auth::PublicKey>> {
+        let Some(path) = &self.auth_public_key else {
+            tracing::warn!(
+                "no auth_public_key: logins are not authenticated, anyone may log in under any name (development mode)"
+            );
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read auth_public_key {}", path.display()))?;
+        let key = auth::PublicKey::from_pem(&text)
+            .with_context(|| format!("auth_public_key {}", path.display()))?;
+        tracing::info!(key = %path.display(), "logins need a token signed for this key");
+        Ok(Some(key))
     }
 
     /// The handshake timeout.

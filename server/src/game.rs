@@ -23,6 +23,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::interest::{Frame, ViewRange, net_id};
 use crate::metrics::{InputDrop, Metrics, Phase, SnapshotDrop};
+use crate::persist::{Saver, now_ms};
 use crate::sample::SpawnPlacer;
 use crate::snapshots::{
     ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob, Snapshotter,
@@ -91,8 +92,11 @@ pub enum ToWorld {
     Join {
         /// Which session.
         session: SessionId,
-        /// Its player's name.
+        /// Its player's name (also its account).
         name: String,
+        /// Where its character was saved, if it has been: it resumes there when that
+        /// point is still walkable.
+        resume_at: Option<Vec2>,
         /// Where its snapshots go.
         sink: Box<dyn DatagramSink>,
         /// Where the world sends a kick.
@@ -138,6 +142,8 @@ pub struct GameConfig {
 struct Client {
     entity: EntityId,
     name: String,
+    /// Where its character was last handed to the store.
+    last_saved: Option<[f32; 2]>,
     /// Newest input sequence taken (applied at the next tick).
     taken_seq: Option<u32>,
     /// Sequence of the last input the world applied.
@@ -177,7 +183,17 @@ pub struct Game {
     orphans: Vec<EntityId>,
     /// Session changes for the snapshot thread, not handed over yet.
     membership: Membership,
+    /// Characters' saves, when the server keeps characters.
+    saver: Option<Saver>,
+    /// Ticks run, for the save rounds.
+    ticks: u64,
 }
+
+/// Ticks between two rounds of saving the characters that moved (0.5 s).
+const SAVE_EVERY_TICKS: u64 = 10;
+/// How far from a saved position a character may resume, metres: a saved point that is no
+/// longer walkable (a changed map) within this distance means a fresh spawn.
+const RESUME_SNAP_M: f64 = 2.0;
 
 struct WallClock(Instant);
 
@@ -237,7 +253,15 @@ impl Game {
             joins: Vec::new(),
             orphans: Vec::new(),
             membership: Membership::default(),
+            saver: None,
+            ticks: 0,
         }
+    }
+
+    /// Keeps characters: saves the players' positions through `saver` every
+    /// `SAVE_EVERY_TICKS` ticks when they moved, and when they leave.
+    pub fn keep_characters(&mut self, saver: Saver) {
+        self.saver = Some(saver);
     }
 
     /// The world.
@@ -251,6 +275,7 @@ impl Game {
             ToWorld::Join {
                 session,
                 name,
+                resume_at,
                 sink,
                 kick,
                 reply,
@@ -261,10 +286,18 @@ impl Game {
                     let _ = reply.send(Err(DisconnectReason::ServerFull));
                     return;
                 }
-                let at = self.rng.range(0, self.spawn_points.len() as u64 - 1) as usize;
+                let resumed = resume_at.and_then(|p| {
+                    let wanted = navmesh::Point::new(f64::from(p.x), f64::from(p.y));
+                    let (at, _) = self.world.mesh().nearest_point(wanted, RESUME_SNAP_M)?;
+                    Some(Vec2::new(at.x as f32, at.y as f32))
+                });
+                let pos = resumed.unwrap_or_else(|| {
+                    let at = self.rng.range(0, self.spawn_points.len() as u64 - 1) as usize;
+                    self.spawn_points[at]
+                });
                 self.inputs.push(Input::Spawn {
                     kind: Kind::Player,
-                    pos: self.spawn_points[at],
+                    pos,
                     radius_m: RADIUS_M,
                     speed_mps: SPEED_MPS,
                     brain: Brain::Idle,
@@ -296,8 +329,23 @@ impl Game {
                 }
             }
             ToWorld::Leave { session } => {
-                if let Some(client) = self.clients.remove(&session) {
+                if let Some(mut client) = self.clients.remove(&session) {
                     debug!(session, name = %client.name, "player left");
+                    if let (Some(saver), Some(body)) =
+                        (self.saver.as_mut(), self.world.body(client.entity))
+                    {
+                        // The last position, saved whether or not it moved since.
+                        client.last_saved = None;
+                        let pos = [body.pos.x, body.pos.y];
+                        saver.record(
+                            &client.name,
+                            &client.name,
+                            pos,
+                            &mut client.last_saved,
+                            now_ms(),
+                        );
+                        saver.flush();
+                    }
                     self.inputs.push(Input::Despawn(client.entity));
                     self.membership.acks.remove(&session);
                     self.membership.left.push(session);
@@ -353,7 +401,34 @@ impl Game {
         }
         self.finish_joins(&out.spawned);
         self.metrics.paths_waiting.set(out.paths_waiting as i64);
+        self.ticks += 1;
+        if self.ticks.is_multiple_of(SAVE_EVERY_TICKS) {
+            self.save_moved();
+        }
         out.phase_times
+    }
+
+    /// Saves every character where it stands, moved or not (the world is stopping).
+    pub fn save_everyone(&mut self) {
+        for client in self.clients.values_mut() {
+            client.last_saved = None;
+        }
+        self.save_moved();
+    }
+
+    /// Hands the characters that moved since their last save to the writer.
+    fn save_moved(&mut self) {
+        let Some(saver) = self.saver.as_mut() else {
+            return;
+        };
+        let now = now_ms();
+        for client in self.clients.values_mut() {
+            if let Some(body) = self.world.body(client.entity) {
+                let pos = [body.pos.x, body.pos.y];
+                saver.record(&client.name, &client.name, pos, &mut client.last_saved, now);
+            }
+        }
+        saver.flush();
     }
 
     /// Pairs this tick's spawned characters with the joins that asked for them. NPC spawns
@@ -395,6 +470,7 @@ impl Game {
                 Client {
                     entity,
                     name: join.name,
+                    last_saved: None,
                     taken_seq: None,
                     applied_seq: 0,
                     pending: None,
@@ -483,6 +559,7 @@ pub fn run_loop(
         }
     };
     world_loop(&mut game, &mut inbox, &jobs, &metrics, &stop, &ready);
+    game.save_everyone();
     drop(jobs);
     if snapshot_thread.join().is_err() {
         error!("the snapshot thread panicked");
@@ -669,6 +746,7 @@ mod tests {
             game.handle(ToWorld::Join {
                 session,
                 name: format!("p{session}"),
+                resume_at: None,
                 sink: Box::new(Recorder),
                 kick,
                 reply,

@@ -47,6 +47,8 @@ pub(crate) struct Health {
     pub(crate) ready: Arc<AtomicBool>,
     /// `true` once shutdown has begun.
     pub(crate) shutdown: watch::Receiver<bool>,
+    /// The character store, when the server keeps characters: not ready while it is down.
+    pub(crate) store: Option<crate::persist::Persist>,
 }
 
 /// Bounds on the endpoint's connections.
@@ -97,7 +99,9 @@ async fn metrics_text(State(health): State<Arc<Health>>) -> Response {
 }
 
 async fn readyz(State(health): State<Arc<Health>>) -> Response {
-    let ready = health.ready.load(Ordering::Relaxed) && !*health.shutdown.borrow();
+    let ready = health.ready.load(Ordering::Relaxed)
+        && !*health.shutdown.borrow()
+        && health.store.as_ref().is_none_or(|store| store.is_up());
     if ready {
         text(StatusCode::OK, "ready\n")
     } else {
@@ -171,6 +175,7 @@ mod tests {
         let health = Arc::new(Health {
             metrics: Arc::new(Metrics::default()),
             ready: Arc::new(AtomicBool::new(true)),
+            store: None,
             shutdown,
         });
         tokio::spawn(serve(listener, health, limits));

@@ -16,6 +16,7 @@ pub mod game;
 mod http;
 pub mod interest;
 pub mod metrics;
+pub mod persist;
 mod progress;
 pub mod run;
 mod sample;

@@ -1,9 +1,10 @@
 //! `server`: the game server binary. `server run` serves the world to QUIC clients;
 //! `server simulate` runs the world headless as fast as the machine allows and reports
-//! tick times and the world's health figures.
+//! tick times and the world's health figures; `server keygen` and `server token` make the
+//! key pair and the login tokens of an authenticated server.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -80,6 +81,17 @@ struct RunArgs {
     /// Write the certificate's SHA-256 fingerprint (hex) to this file at start.
     #[arg(long, value_name = "FILE", env = "MMO_FINGERPRINT_FILE")]
     fingerprint_file: Option<PathBuf>,
+    /// Directory of the embedded character store [default: ./data].
+    #[arg(long, value_name = "DIR", env = "MMO_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Keep characters in PostgreSQL instead (postgres://user:password@host/db);
+    /// --data-dir is then unused.
+    #[arg(long, value_name = "URL", env = "MMO_STORE")]
+    store: Option<String>,
+    /// Ed25519 public key (PEM) that login tokens must be signed for (`server keygen`
+    /// writes one) [default: none, development mode: logins are not authenticated].
+    #[arg(long, value_name = "FILE", env = "MMO_AUTH_PUBLIC_KEY")]
+    auth_public_key: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -89,7 +101,30 @@ enum Command {
     /// With no arguments: the embedded default map with 2,000 wandering NPCs on
     /// 127.0.0.1:4433, metrics on 127.0.0.1:9100, a fresh self-signed certificate whose
     /// SHA-256 fingerprint is logged at start. Log level from RUST_LOG (default info).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
+    /// Write a new Ed25519 key pair for login tokens: DIR/signing.key (the private key,
+    /// PKCS#8 PEM, readable by its owner only) and DIR/public.key (PEM, for
+    /// `--auth-public-key`). Existing files are never overwritten.
+    Keygen {
+        /// Directory to write the two files in (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// Print a login token for an account, signed with a signing key, alone on stdout.
+    ///
+    /// For development and load tests; in production the game's login service issues
+    /// tokens (the format is in the `auth` crate's docs and the protocol docs).
+    Token {
+        /// The private key (PEM, as `server keygen` writes DIR/signing.key).
+        #[arg(long, value_name = "FILE", env = "MMO_SIGNING_KEY")]
+        signing_key: PathBuf,
+        /// The account: the name the client logs in with.
+        #[arg(long, value_name = "NAME")]
+        account: String,
+        /// Seconds from now until the token expires.
+        #[arg(long, value_name = "SECS", default_value_t = 3600)]
+        ttl: u64,
+    },
     /// Run the world headless on a map as fast as possible and report tick times and the
     /// world's health figures.
     ///
@@ -150,7 +185,13 @@ fn main() -> ExitCode {
 
 fn run() -> Result<()> {
     match Cli::parse().command {
-        Command::Run(args) => serve(args),
+        Command::Run(args) => serve(*args),
+        Command::Keygen { out } => keygen(&out),
+        Command::Token {
+            signing_key,
+            account,
+            ttl,
+        } => token(&signing_key, &account, ttl),
         Command::Simulate {
             map,
             npcs,
@@ -205,8 +246,20 @@ fn config_of(args: RunArgs) -> Result<Config> {
     if args.map.is_some() {
         config.map = args.map;
     }
+    if args.auth_public_key.is_some() {
+        config.auth_public_key = args.auth_public_key;
+    }
     if args.fingerprint_file.is_some() {
         config.fingerprint_file = args.fingerprint_file;
+    }
+    if args.data_dir.is_some() {
+        config.data_dir = args.data_dir;
+    }
+    if args.store.is_some() {
+        config.store = args.store;
+    }
+    if config.data_dir.is_none() && config.store.is_none() {
+        config.data_dir = Some(PathBuf::from("data"));
     }
     if args.cert.is_some() {
         config.cert = args.cert;
@@ -214,6 +267,68 @@ fn config_of(args: RunArgs) -> Result<Config> {
     }
     config.validate()?;
     Ok(config)
+}
+
+/// `server keygen`: writes DIR/signing.key (owner-only) and DIR/public.key.
+fn keygen(out: &Path) -> Result<()> {
+    let key = auth::SigningKey::generate().context("cannot generate a key")?;
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create directory {}", out.display()))?;
+    let private = out.join("signing.key");
+    let public = out.join("public.key");
+    for path in [&private, &public] {
+        if path.exists() {
+            anyhow::bail!(
+                "{} exists; keygen does not overwrite keys (tokens signed with the old key would stop working)",
+                path.display()
+            );
+        }
+    }
+    write_new(&private, &key.to_pem(), 0o600)?;
+    write_new(&public, &key.public_key().to_pem(), 0o644)?;
+    println!(
+        "wrote {} (keep it secret: it signs login tokens) and {} (give it to `server run --auth-public-key`)",
+        private.display(),
+        public.display()
+    );
+    Ok(())
+}
+
+/// Writes a file that must not exist yet, with these Unix permissions.
+fn write_new(path: &Path, text: &str, mode: u32) -> Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `server token`: prints a token for `account` that expires `ttl_secs` from now.
+fn token(signing_key: &Path, account: &str, ttl_secs: u64) -> Result<()> {
+    let text = std::fs::read_to_string(signing_key)
+        .with_context(|| format!("cannot read signing key {}", signing_key.display()))?;
+    let key = auth::SigningKey::from_pem(&text)
+        .with_context(|| format!("signing key {}", signing_key.display()))?;
+    // A token for a name the server refuses would be refused with it.
+    server::session::login::check(account, None, None, 0)
+        .map_err(|rejected| anyhow::anyhow!("account {account:?}: {}", rejected.end.text))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .context("the system clock is before 1970")?
+        .as_secs();
+    let token = key
+        .mint(account, now.saturating_add(ttl_secs))
+        .with_context(|| format!("account {account:?}"))?;
+    println!("{token}");
+    Ok(())
 }
 
 fn init_logging(format: LogFormat) {

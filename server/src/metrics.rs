@@ -22,6 +22,8 @@ use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::registry::Registry;
 use protocol::DisconnectReason;
 
+use crate::session::login::LoginRefusal;
+
 pub use prometheus_client::metrics::counter::Counter;
 pub use prometheus_client::metrics::gauge::Gauge;
 pub use prometheus_client::metrics::histogram::Histogram;
@@ -272,6 +274,14 @@ impl LabelValue for HandshakeFailure {
     }
 }
 
+impl LabelValue for LoginRefusal {
+    const KEY: &'static str = "why";
+    const ALL: &'static [Self] = &LoginRefusal::ALL;
+    fn name(self) -> &'static str {
+        LoginRefusal::name(self)
+    }
+}
+
 impl LabelValue for DisconnectReason {
     const KEY: &'static str = "reason";
     const ALL: &'static [Self] = &DisconnectReason::ALL;
@@ -337,6 +347,7 @@ pub struct Metrics {
     snapshots_dropped: Counters<SnapshotDrop>,
     refused: Counters<Refusal>,
     disconnects: Counters<DisconnectReason>,
+    logins_rejected: Counters<LoginRefusal>,
     /// Sessions whose QUIC connection was lost without a disconnect (timeouts, resets).
     pub connections_lost: Counter,
     handshakes_failed: Counters<HandshakeFailure>,
@@ -346,6 +357,16 @@ pub struct Metrics {
     pub udp_receive_buffer_bytes: Gauge,
     /// The QUIC socket's send buffer as granted by the kernel, bytes.
     pub udp_send_buffer_bytes: Gauge,
+    /// 1 while the character store answers, 0 while it fails.
+    pub store_up: Gauge,
+    /// Characters whose newest save the store has not taken yet.
+    pub saves_pending: Gauge,
+    /// Character saves the store took.
+    pub saves: Counter,
+    /// Batches of saves the store failed to take (they are retried).
+    pub save_failures: Counter,
+    /// Time the store took per batch of saves.
+    save_batch_seconds: Histogram,
     registry: Registry,
 }
 
@@ -378,11 +399,17 @@ impl Metrics {
             snapshots_dropped: family_of_all(Family::default()),
             refused: family_of_all(Family::default()),
             disconnects: family_of_all(Family::default()),
+            logins_rejected: family_of_all(Family::default()),
             connections_lost: Counter::default(),
             handshakes_failed: family_of_all(Family::default()),
             udp_receive_drops: Counter::default(),
             udp_receive_buffer_bytes: Gauge::default(),
             udp_send_buffer_bytes: Gauge::default(),
+            store_up: Gauge::default(),
+            saves_pending: Gauge::default(),
+            saves: Counter::default(),
+            save_failures: Counter::default(),
+            save_batch_seconds: DurationBuckets.new_metric(),
             registry: Registry::default(),
         };
         metrics.registry = metrics.registry(entities);
@@ -463,6 +490,11 @@ impl Metrics {
             self.disconnects.clone(),
         );
         r.register(
+            "mmo_logins_rejected",
+            "Logins refused (LoginRejected), by why",
+            self.logins_rejected.clone(),
+        );
+        r.register(
             "mmo_handshakes_failed",
             "QUIC handshakes that failed or did not finish in time",
             self.handshakes_failed.clone(),
@@ -487,12 +519,41 @@ impl Metrics {
             "The QUIC socket's send buffer as granted by the kernel",
             self.udp_send_buffer_bytes.clone(),
         );
+        r.register(
+            "mmo_store_up",
+            "1 while the character store answers, 0 while it fails",
+            self.store_up.clone(),
+        );
+        r.register(
+            "mmo_saves_pending",
+            "Characters whose newest save the store has not taken yet",
+            self.saves_pending.clone(),
+        );
+        r.register(
+            "mmo_saves",
+            "Character saves the store took",
+            self.saves.clone(),
+        );
+        r.register(
+            "mmo_save_failures",
+            "Batches of character saves the store failed to take (retried)",
+            self.save_failures.clone(),
+        );
+        r.register(
+            "mmo_save_batch_seconds",
+            "Time the store took per batch of character saves",
+            self.save_batch_seconds.clone(),
+        );
         r
     }
 
     /// Records a whole tick's duration.
     pub fn observe_tick(&self, took: Duration) {
         self.tick_seconds.observe(took.as_secs_f64());
+    }
+    /// Records the time the store took for one batch of saves.
+    pub fn observe_save_batch(&self, took: Duration) {
+        self.save_batch_seconds.observe(took.as_secs_f64());
     }
     /// Records one phase's duration.
     pub fn observe_phase(&self, phase: Phase, took: Duration) {
@@ -523,6 +584,14 @@ impl Metrics {
     /// Counts an ended session.
     pub fn disconnected(&self, reason: DisconnectReason) {
         self.disconnects.get_or_create(&By(reason)).inc();
+    }
+    /// Counts a refused login.
+    pub fn login_rejected(&self, why: LoginRefusal) {
+        self.logins_rejected.get_or_create(&By(why)).inc();
+    }
+    /// Logins refused for this reason so far.
+    pub fn logins_rejected_for(&self, why: LoginRefusal) -> u64 {
+        self.logins_rejected.get_or_create(&By(why)).get()
     }
     /// Sessions ended for this reason so far.
     pub fn disconnects_for(&self, reason: DisconnectReason) -> u64 {

@@ -17,6 +17,7 @@ use navmesh::NavMesh;
 use navmesh_builder::load::{build_source, load_map as load_map_file};
 use navmesh_builder::pipeline::SourceKind;
 use protocol::{Bounds, DisconnectReason};
+use store::StoreSpec;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 use tracing::{error, info, warn};
@@ -26,6 +27,7 @@ use crate::game::{Game, GameConfig, run_loop};
 use crate::http::{Health, HttpLimits, serve as serve_http};
 use crate::interest::ViewRange;
 use crate::metrics::{HandshakeFailure, Metrics, Refusal};
+use crate::persist::{Persist, Saver};
 use crate::session::{SessionContext, run as run_session};
 use crate::snapshots::SnapshotConfig;
 use crate::tls::{Fingerprint, Identity, TransportLimits, server_config};
@@ -113,6 +115,7 @@ pub fn load_map(config: &Config) -> Result<(NavMesh, String)> {
 pub async fn start(config: Config) -> Result<Running> {
     config.validate()?;
     let (mesh, map_id) = load_map(&config)?;
+    let auth_key = config.load_auth_key()?;
     let mesh = Arc::new(mesh);
     let identity = match (&config.cert, &config.key) {
         (Some(cert), Some(key)) => Identity::from_pem_files(cert, key)?,
@@ -162,12 +165,28 @@ pub async fn start(config: Config) -> Result<Running> {
         shutdown_rx.clone(),
     ));
     let ready = Arc::new(AtomicBool::new(false));
+    let characters = match (&config.store, &config.data_dir) {
+        (Some(url), _) => Some(url.parse::<StoreSpec>().context("--store")?),
+        (None, Some(dir)) => Some(StoreSpec::Embedded { dir: dir.clone() }),
+        (None, None) => None,
+    };
+    let (persist, writer) = match &characters {
+        Some(spec) => {
+            let (persist, writer) = Persist::start(spec, Arc::clone(&metrics))?;
+            (Some(persist), Some(writer))
+        }
+        None => {
+            warn!("no character store configured: characters are not kept across sessions");
+            (None, None)
+        }
+    };
     let http = tokio::spawn(serve_http(
         http,
         Arc::new(Health {
             metrics: Arc::clone(&metrics),
             ready: Arc::clone(&ready),
             shutdown: shutdown_rx.clone(),
+            store: persist.clone(),
         }),
         HttpLimits::default(),
     ));
@@ -177,7 +196,7 @@ pub async fn start(config: Config) -> Result<Running> {
         radius_m: config.view_radius_m,
         hysteresis_m: config.view_hysteresis_m,
     };
-    let game = Game::new(
+    let mut game = Game::new(
         Arc::clone(&mesh),
         GameConfig {
             npcs: config.npcs,
@@ -191,6 +210,9 @@ pub async fn start(config: Config) -> Result<Running> {
         },
         Arc::clone(&metrics),
     );
+    if let Some(persist) = &persist {
+        game.keep_characters(Saver::new(persist.clone(), map_id.clone()));
+    }
     let snapshots = SnapshotConfig {
         bandwidth_cap_bytes_per_sec: config.bandwidth_cap_bytes_per_sec,
         snapshot_max_bytes: config.snapshot_max_bytes,
@@ -208,6 +230,11 @@ pub async fn start(config: Config) -> Result<Running> {
             .spawn(move || {
                 let _ended = ended_tx;
                 run_loop(game, world_rx, snapshots, metrics, stop, ready);
+                // The world saved everyone as it stopped; the writer takes that to the
+                // store before the thread ends.
+                if let Some(writer) = writer {
+                    writer.stop();
+                }
             })
             .context("cannot start the world thread")?
     };
@@ -227,6 +254,9 @@ pub async fn start(config: Config) -> Result<Running> {
         handshake_timeout: config.handshake_timeout(),
         input_rate_per_sec: config.input_rate_per_sec,
         shutdown_grace: config.shutdown_grace(),
+        persist,
+        auth_key,
+        accounts: Default::default(),
     });
     if let Some(path) = &config.fingerprint_file {
         std::fs::write(path, format!("{fingerprint}\n"))

@@ -9,14 +9,20 @@
 //! whose QUIC connection takes no datagrams big enough for a snapshot is refused at login
 //! with `DatagramsUnsupported`.
 //!
+//! Logins are checked in [`login`]: with a public key configured the login's token must be
+//! signed for it and name the login's account; one account has at most one live session
+//! (a second login is refused, see [`login`] for why). Every refused login is
+//! `LoginRejected` with a text saying why, counted in `mmo_logins_rejected_total{why}`.
+//!
 //! The rules live in [`machine`], a state machine without I/O that takes each message with
 //! the time and returns what to do; this module is its async shell: it reads the
 //! connection, counts, writes, and talks to the world thread.
 
+pub mod login;
 pub mod machine;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use protocol::codec::{FrameReader, encode_frame};
 use protocol::{
@@ -31,6 +37,8 @@ use tracing::{debug, info};
 use crate::config::MIN_SNAPSHOT_BYTES;
 use crate::game::{Kick, SessionId, ToWorld};
 use crate::metrics::{InputDrop, Invalid, Metrics};
+use crate::persist::Persist;
+use login::{LiveAccounts, Rejected};
 use machine::{End, Handshake, HandshakeStep, InvalidKind, Session, Verdict, bad_frame};
 
 /// What every session shares.
@@ -53,6 +61,13 @@ pub struct SessionContext {
     pub input_rate_per_sec: u32,
     /// Time clients get to leave on shutdown.
     pub shutdown_grace: Duration,
+    /// Where characters are kept; `None` when the server keeps none.
+    pub persist: Option<Persist>,
+    /// The public key login tokens must be signed for; `None`: development mode, the
+    /// login's name is its account, unproven.
+    pub auth_key: Option<auth::PublicKey>,
+    /// The accounts with a live session (one each).
+    pub accounts: Arc<LiveAccounts>,
 }
 
 /// How a session ended, for the caller's bookkeeping.
@@ -83,6 +98,12 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
         Opened::Ready(open) => open,
         Opened::Refused { send, end } => return disconnect(&conn, Some(send), end, &ctx).await,
         Opened::Lost => return lost(&ctx),
+    };
+    // Held until the session ends, however it ends: the account is free again after.
+    let Some(_claim) = ctx.accounts.claim(&name) else {
+        let rejected = Rejected::already_logged_in(&name);
+        ctx.metrics.login_rejected(rejected.why);
+        return disconnect(&conn, Some(send), rejected.end, &ctx).await;
     };
 
     let (kick_tx, mut kick_rx) = mpsc::channel(4);
@@ -172,9 +193,26 @@ async fn join_world(
     ctx: &SessionContext,
 ) -> Result<crate::game::Joined, End> {
     let (reply, answer) = oneshot::channel();
+    // A known account resumes where it was saved on this map; a new one spawns as usual.
+    let resume_at = match &ctx.persist {
+        None => None,
+        Some(persist) => match persist.load(name).await {
+            Ok(Some(character)) if character.map == ctx.map_id => {
+                Some(sim::Vec2::new(character.pos[0], character.pos[1]))
+            }
+            Ok(_) => None,
+            Err(err) => {
+                return Err(End::new(
+                    DisconnectReason::Internal,
+                    format!("{err}; try again shortly"),
+                ));
+            }
+        },
+    };
     let join = ToWorld::Join {
         session,
         name: name.to_owned(),
+        resume_at,
         sink: Box::new(conn.clone()),
         kick,
         reply,
@@ -197,7 +235,11 @@ async fn handshake(conn: &Connection, ctx: &SessionContext) -> Opened {
     };
     // The peer's transport parameters, datagram support among them, are known once the
     // QUIC handshake is done, which it is by now.
-    let mut machine = Handshake::new(conn.max_datagram_size(), MIN_SNAPSHOT_BYTES as usize);
+    let mut machine = Handshake::new(
+        conn.max_datagram_size(),
+        MIN_SNAPSHOT_BYTES as usize,
+        ctx.auth_key,
+    );
     let mut reader = FrameReader::new();
     let mut buf = vec![0u8; 4096];
     loop {
@@ -210,7 +252,7 @@ async fn handshake(conn: &Connection, ctx: &SessionContext) -> Opened {
             }
             Frame::Ended => return Opened::Lost,
         };
-        match machine.on_frame(message) {
+        match machine.on_frame(message, unix_secs_now()) {
             HandshakeStep::AwaitLogin => {}
             HandshakeStep::Join { name } => {
                 return Opened::Ready(Open {
@@ -221,8 +263,20 @@ async fn handshake(conn: &Connection, ctx: &SessionContext) -> Opened {
                 });
             }
             HandshakeStep::Refuse(end) => return Opened::Refused { send, end },
+            HandshakeStep::Reject(Rejected { why, end }) => {
+                ctx.metrics.login_rejected(why);
+                return Opened::Refused { send, end };
+            }
         }
     }
+}
+
+/// The wall-clock time in Unix seconds, for token expiry (0 for a clock before 1970,
+/// which only makes tokens look younger than they are).
+fn unix_secs_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
 }
 
 /// Reads the control stream until one whole frame is there.

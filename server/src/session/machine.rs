@@ -6,11 +6,14 @@
 
 use std::time::{Duration, Instant};
 
+use auth::PublicKey;
 use protocol::codec::decode_datagram;
 use protocol::{
     Bounds, ClientDatagram, ClientMessage, Command, DecodeError, DisconnectReason, Event, Input,
-    MAX_INVALID_MESSAGES, MAX_NAME_CHARS, PROTOCOL_VERSION, ServerMessage,
+    MAX_INVALID_MESSAGES, PROTOCOL_VERSION, ServerMessage,
 };
+
+use super::login::{self, Rejected};
 
 /// How often at most a client is told that its messages were invalid.
 const TELL_EVERY: Duration = Duration::from_secs(1);
@@ -84,12 +87,14 @@ pub fn bad_frame(err: &DecodeError) -> End {
     End::new(reason, format!("bad control frame: {err}"))
 }
 
-/// The handshake: hello, then login, then the check that the client can receive
-/// snapshots.
+/// The handshake: hello, then login (its name and token, [`login::check`]), then the
+/// check that the client can receive snapshots.
 #[derive(Debug)]
 pub struct Handshake {
     /// Whether hello has come.
     greeted: bool,
+    /// The public key login tokens must be signed for; `None`: development mode.
+    key: Option<PublicKey>,
     /// The largest datagram the client's connection accepts; `None`: none at all.
     max_datagram_bytes: Option<usize>,
     /// The smallest datagram limit that still carries a snapshot.
@@ -103,26 +108,35 @@ pub enum HandshakeStep {
     AwaitLogin,
     /// Login accepted: ask the world for a character for this player.
     Join {
-        /// The player's name, checked.
+        /// The player's name, checked; it is also the account (the token's, when a key
+        /// is configured).
         name: String,
     },
     /// Refused: disconnect with this.
     Refuse(End),
+    /// The login was refused (`LoginRejected`): count it and disconnect.
+    Reject(Rejected),
 }
 
 impl Handshake {
     /// A handshake on a connection whose peer accepts datagrams up to
-    /// `max_datagram_bytes` (`None`: no datagrams), needing at least `min_datagram_bytes`.
-    pub fn new(max_datagram_bytes: Option<usize>, min_datagram_bytes: usize) -> Handshake {
+    /// `max_datagram_bytes` (`None`: no datagrams), needing at least `min_datagram_bytes`;
+    /// logins need a token signed for `key`, when there is one.
+    pub fn new(
+        max_datagram_bytes: Option<usize>,
+        min_datagram_bytes: usize,
+        key: Option<PublicKey>,
+    ) -> Handshake {
         Handshake {
             greeted: false,
+            key,
             max_datagram_bytes,
             min_datagram_bytes,
         }
     }
 
-    /// Takes the next control frame.
-    pub fn on_frame(&mut self, message: ClientMessage) -> HandshakeStep {
+    /// Takes the next control frame, at `now_unix_secs` (for the token's expiry).
+    pub fn on_frame(&mut self, message: ClientMessage, now_unix_secs: u64) -> HandshakeStep {
         if !self.greeted {
             return match message {
                 ClientMessage::Hello { version } if version == PROTOCOL_VERSION => {
@@ -141,21 +155,16 @@ impl Handshake {
                 )),
             };
         }
-        let ClientMessage::Login { name, token: _ } = message else {
+        let ClientMessage::Login { name, token } = message else {
             return HandshakeStep::Refuse(End::new(
                 DisconnectReason::BadMessage,
                 "the second message must be login",
             ));
         };
-        let chars = name.chars().count();
-        if chars == 0 || chars > MAX_NAME_CHARS || name.chars().any(char::is_control) {
-            return HandshakeStep::Refuse(End::new(
-                DisconnectReason::LoginRejected,
-                format!(
-                    "a name is 1 to {MAX_NAME_CHARS} characters without control characters, got {chars} characters"
-                ),
-            ));
-        }
+        let name = match login::check(&name, token.as_deref(), self.key.as_ref(), now_unix_secs) {
+            Ok(account) => account,
+            Err(rejected) => return HandshakeStep::Reject(rejected),
+        };
         // A client that cannot take a snapshot datagram would hold a slot and see nothing.
         match self.max_datagram_bytes {
             None => HandshakeStep::Refuse(End::new(
@@ -392,9 +401,11 @@ pub fn check_command(command: &Command, bounds: &Bounds) -> Result<(), BadComman
 
 #[cfg(test)]
 mod tests {
+    use protocol::MAX_NAME_CHARS;
     use protocol::codec::encode_datagram;
 
     use super::*;
+    use crate::session::login::LoginRefusal;
 
     const BOUNDS: Bounds = Bounds {
         min_x: 0.0,
@@ -416,9 +427,13 @@ mod tests {
         }
     }
 
+    /// Any time: development-mode logins carry no token to expire.
+    const NOW: u64 = 1_800_000_000;
+
     fn refusal(step: HandshakeStep) -> End {
         match step {
             HandshakeStep::Refuse(end) => end,
+            HandshakeStep::Reject(rejected) => rejected.end,
             other => panic!("expected a refusal, got {other:?}"),
         }
     }
@@ -434,19 +449,19 @@ mod tests {
 
     #[test]
     fn a_handshake_takes_hello_then_login() {
-        let mut handshake = Handshake::new(Some(1_150), 200);
-        assert_eq!(handshake.on_frame(hello()), HandshakeStep::AwaitLogin);
+        let mut handshake = Handshake::new(Some(1_150), 200, None);
+        assert_eq!(handshake.on_frame(hello(), NOW), HandshakeStep::AwaitLogin);
         assert_eq!(
-            handshake.on_frame(login("ada")),
+            handshake.on_frame(login("ada"), NOW),
             HandshakeStep::Join {
                 name: "ada".to_owned()
             }
         );
         // Exactly the minimum is enough.
-        let mut handshake = Handshake::new(Some(200), 200);
-        handshake.on_frame(hello());
+        let mut handshake = Handshake::new(Some(200), 200, None);
+        handshake.on_frame(hello(), NOW);
         assert!(matches!(
-            handshake.on_frame(login("bob")),
+            handshake.on_frame(login("bob"), NOW),
             HandshakeStep::Join { .. }
         ));
     }
@@ -454,18 +469,19 @@ mod tests {
     #[test]
     fn a_handshake_out_of_order_or_of_another_version_is_refused() {
         let end = refusal(
-            Handshake::new(Some(1_150), 200).on_frame(ClientMessage::Hello { version: 999 }),
+            Handshake::new(Some(1_150), 200, None)
+                .on_frame(ClientMessage::Hello { version: 999 }, NOW),
         );
         assert_eq!(end.reason, DisconnectReason::VersionMismatch);
         assert!(end.text.contains("999") && end.text.contains(&PROTOCOL_VERSION.to_string()));
 
-        let end = refusal(Handshake::new(Some(1_150), 200).on_frame(login("ada")));
+        let end = refusal(Handshake::new(Some(1_150), 200, None).on_frame(login("ada"), NOW));
         assert_eq!(end.reason, DisconnectReason::BadMessage);
         assert_eq!(end.text, "the first message must be hello");
 
-        let mut handshake = Handshake::new(Some(1_150), 200);
-        handshake.on_frame(hello());
-        let end = refusal(handshake.on_frame(ClientMessage::Ping { nonce: 1 }));
+        let mut handshake = Handshake::new(Some(1_150), 200, None);
+        handshake.on_frame(hello(), NOW);
+        let end = refusal(handshake.on_frame(ClientMessage::Ping { nonce: 1 }, NOW));
         assert_eq!(end.reason, DisconnectReason::BadMessage);
         assert_eq!(end.text, "the second message must be login");
     }
@@ -474,26 +490,59 @@ mod tests {
     fn bad_names_are_refused() {
         let long = "x".repeat(MAX_NAME_CHARS + 1);
         for name in ["", long.as_str(), "ada\n", "\u{7}bell"] {
-            let mut handshake = Handshake::new(Some(1_150), 200);
-            handshake.on_frame(hello());
-            let end = refusal(handshake.on_frame(login(name)));
+            let mut handshake = Handshake::new(Some(1_150), 200, None);
+            handshake.on_frame(hello(), NOW);
+            let end = refusal(handshake.on_frame(login(name), NOW));
             assert_eq!(end.reason, DisconnectReason::LoginRejected, "{name:?}");
         }
         // Characters, not bytes, are counted.
-        let mut handshake = Handshake::new(Some(1_150), 200);
-        handshake.on_frame(hello());
+        let mut handshake = Handshake::new(Some(1_150), 200, None);
+        handshake.on_frame(hello(), NOW);
         let wide = "é".repeat(MAX_NAME_CHARS);
         assert!(matches!(
-            handshake.on_frame(login(&wide)),
+            handshake.on_frame(login(&wide), NOW),
             HandshakeStep::Join { .. }
         ));
     }
 
     #[test]
+    fn a_keyed_handshake_wants_a_token_for_the_name() {
+        let key = auth::SigningKey::generate().unwrap();
+        let keyed = |message: ClientMessage, now: u64| {
+            let mut handshake = Handshake::new(Some(1_150), 200, Some(key.public_key()));
+            handshake.on_frame(hello(), now);
+            handshake.on_frame(message, now)
+        };
+        let with = |token: String| ClientMessage::Login {
+            name: "ada".to_owned(),
+            token: Some(token),
+        };
+        let token = key.mint("ada", NOW + 60).unwrap();
+        assert_eq!(
+            keyed(with(token.clone()), NOW),
+            HandshakeStep::Join {
+                name: "ada".to_owned()
+            }
+        );
+        let why = |step: HandshakeStep| match step {
+            HandshakeStep::Reject(rejected) => rejected.why,
+            other => panic!("expected a rejected login, got {other:?}"),
+        };
+        assert_eq!(why(keyed(login("ada"), NOW)), LoginRefusal::NoToken);
+        // The time passed in is the time the expiry is checked against.
+        assert_eq!(
+            why(keyed(with(token), NOW + 60 + auth::CLOCK_SKEW_SECS + 1)),
+            LoginRefusal::Expired
+        );
+        let bob = key.mint("bob", NOW + 60).unwrap();
+        assert_eq!(why(keyed(with(bob), NOW)), LoginRefusal::AccountMismatch);
+    }
+
+    #[test]
     fn a_client_without_room_for_a_snapshot_datagram_is_refused() {
-        let mut handshake = Handshake::new(None, 200);
-        handshake.on_frame(hello());
-        let end = refusal(handshake.on_frame(login("ada")));
+        let mut handshake = Handshake::new(None, 200, None);
+        handshake.on_frame(hello(), NOW);
+        let end = refusal(handshake.on_frame(login("ada"), NOW));
         assert_eq!(end.reason, DisconnectReason::DatagramsUnsupported);
         assert!(
             end.text.contains("does not accept datagrams"),
@@ -501,9 +550,9 @@ mod tests {
             end.text
         );
 
-        let mut handshake = Handshake::new(Some(199), 200);
-        handshake.on_frame(hello());
-        let end = refusal(handshake.on_frame(login("ada")));
+        let mut handshake = Handshake::new(Some(199), 200, None);
+        handshake.on_frame(hello(), NOW);
+        let end = refusal(handshake.on_frame(login("ada"), NOW));
         assert_eq!(end.reason, DisconnectReason::DatagramsUnsupported);
         assert!(end.text.contains("at most 199 bytes"), "{}", end.text);
     }

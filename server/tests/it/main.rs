@@ -5,8 +5,10 @@
 // Test helpers outside `#[test]` functions may panic on setup failures: that is the report.
 #![allow(clippy::unwrap_used)]
 
+mod auth;
 mod binary;
 mod http;
 mod net;
+mod persist;
 mod simulate;
 mod swarm;

@@ -65,7 +65,7 @@ fn distance(a: (f32, f32), b: (f32, f32)) -> f32 {
     (a.0 - b.0).hypot(a.1 - b.1)
 }
 
-async fn http_get(addr: SocketAddr, path: &str) -> String {
+pub(crate) async fn http_get(addr: SocketAddr, path: &str) -> String {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
@@ -482,7 +482,7 @@ async fn a_load_test_bot_finds_no_violations() {
 }
 
 /// A number from a `/metrics` text: the value of the line `name value`.
-fn metric_value(metrics: &str, name: &str) -> u64 {
+pub(crate) fn metric_value(metrics: &str, name: &str) -> u64 {
     metrics
         .lines()
         .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())

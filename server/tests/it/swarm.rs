@@ -36,6 +36,7 @@ fn options(server: &Running, bots: u64, duration_secs: u64) -> Options {
         trust: Trust::Pinned(server.fingerprint),
         metrics_url: Some(format!("http://{}/metrics", server.metrics_addr)),
         progress: Progress::Quiet,
+        tokens: None,
     }
 }
 

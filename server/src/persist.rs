@@ -1,0 +1,431 @@
+//! Characters kept across restarts: the writer thread between the world and the store.
+//!
+//! The world thread never waits on the store. It hands saves over with `try_send` (and
+//! keeps what did not fit for the next round); sessions ask for a character's saved state
+//! at login through the same queue and wait for the answer, at most
+//! [`LOAD_TIMEOUT`]. The writer thread owns the store ([`store::CharacterStore`]):
+//!
+//! - Saves are coalesced per account (the newest wins) in a pending map, written in one
+//!   batch per round, and only dropped from the map once the store acknowledged the batch.
+//!   A batch that fails stays pending and is retried with a growing pause (up to
+//!   `MAX_RETRY_PAUSE`); the store's state is the `mmo_store_up` gauge and `/readyz`.
+//! - A load answers from the pending map first, so a player who logs out and straight back
+//!   in resumes where the world last saw them even if that save has not reached the store.
+//! - The pending map holds at most one entry per account. Should it pass
+//!   `MAX_PENDING` accounts (a store down for a long time while many players come and
+//!   go), the writer says so in an error log line every time it grows further; it never
+//!   drops a save.
+//!
+//! On shutdown the thread keeps trying to write what is pending for
+//! `SHUTDOWN_FLUSH` and logs an error naming the count of saves it could not write.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use store::{Character, CharacterStore, Save, StoreError};
+use tokio::sync::oneshot;
+use tracing::{error, info, warn};
+
+use crate::metrics::Metrics;
+
+/// Requests the writer can queue before senders are told it is full.
+const QUEUE: usize = 4096;
+/// Longest a login waits for its character.
+pub const LOAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest pause between two tries to write a failed batch.
+const MAX_RETRY_PAUSE: Duration = Duration::from_secs(5);
+/// Accounts pending beyond which every growth is logged as an error.
+const MAX_PENDING: usize = 100_000;
+/// How long shutdown keeps trying to write what is pending.
+const SHUTDOWN_FLUSH: Duration = Duration::from_secs(3);
+/// How often an idle writer checks that the store is still there.
+const PING_EVERY: Duration = Duration::from_secs(1);
+
+/// Unix time in milliseconds, for the records' timestamps.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Why a login could not get its character.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The store did not answer in time or failed; the player should try again.
+    #[error("the character store is unavailable")]
+    Unavailable,
+}
+
+enum Request {
+    Saves(Vec<Save>),
+    Load {
+        account: String,
+        reply: oneshot::Sender<Result<Option<Character>, LoadError>>,
+    },
+    Stop,
+}
+
+/// The handle the world thread and the sessions use; cheap to clone.
+#[derive(Clone)]
+pub struct Persist {
+    tx: SyncSender<Request>,
+    up: Arc<AtomicBool>,
+}
+
+/// The writer thread; stop it with [`Writer::stop`].
+pub struct Writer {
+    tx: SyncSender<Request>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Persist {
+    /// Opens the store and starts the writer thread. Fails when the store cannot be
+    /// opened (a missing directory that cannot be created, a database that refuses us),
+    /// so a server never starts without a place to keep its players.
+    pub fn start(spec: &store::StoreSpec, metrics: Arc<Metrics>) -> Result<(Persist, Writer)> {
+        let (tx, rx) = sync_channel(QUEUE);
+        let up = Arc::new(AtomicBool::new(true));
+        metrics.store_up.set(1);
+        let thread_up = Arc::clone(&up);
+        // The store is opened on the writer thread, which then owns it: a store may run its
+        // own blocking runtime (PostgreSQL's client does), which must not start inside the
+        // server's async runtime.
+        let (opened_tx, opened) = sync_channel::<Result<(), String>>(1);
+        let thread_spec = spec.clone();
+        let thread = std::thread::Builder::new()
+            .name("store-writer".to_owned())
+            .spawn(move || match store::open(&thread_spec) {
+                Ok(store) => {
+                    let _ = opened_tx.send(Ok(()));
+                    run(store, rx, thread_up, metrics);
+                }
+                Err(err) => {
+                    let _ = opened_tx.send(Err(error_chain(&err)));
+                }
+            })
+            .context("cannot start the store writer thread")?;
+        match opened.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => {
+                let _ = thread.join();
+                anyhow::bail!("cannot open the character store {spec}: {err}");
+            }
+            Err(_) => anyhow::bail!("the store writer thread stopped while opening {spec}"),
+        }
+        let writer = Writer {
+            tx: tx.clone(),
+            thread: Some(thread),
+        };
+        Ok((Persist { tx, up }, writer))
+    }
+
+    /// Whether the store answered its last request or ping.
+    pub fn is_up(&self) -> bool {
+        self.up.load(Ordering::Relaxed)
+    }
+
+    /// Hands saves to the writer without waiting. When its queue is full the saves come
+    /// back, for the caller to keep and offer again.
+    pub fn try_save(&self, saves: Vec<Save>) -> Result<(), Vec<Save>> {
+        if saves.is_empty() {
+            return Ok(());
+        }
+        match self.tx.try_send(Request::Saves(saves)) {
+            Ok(()) => Ok(()),
+            Err(
+                TrySendError::Full(Request::Saves(s))
+                | TrySendError::Disconnected(Request::Saves(s)),
+            ) => Err(s),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// The saved character of `account`, waiting at most [`LOAD_TIMEOUT`].
+    pub async fn load(&self, account: &str) -> Result<Option<Character>, LoadError> {
+        let (reply, answer) = oneshot::channel();
+        let request = Request::Load {
+            account: account.to_owned(),
+            reply,
+        };
+        self.tx
+            .try_send(request)
+            .map_err(|_| LoadError::Unavailable)?;
+        match tokio::time::timeout(LOAD_TIMEOUT, answer).await {
+            Ok(Ok(result)) => result,
+            _ => Err(LoadError::Unavailable),
+        }
+    }
+}
+
+impl Writer {
+    /// Writes what is pending (trying for a few seconds) and stops the thread.
+    pub fn stop(mut self) {
+        self.shut();
+    }
+
+    fn shut(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            // A full queue still takes the stop once the thread drains it.
+            let _ = self.tx.send(Request::Stop);
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.shut();
+    }
+}
+
+/// An error and its causes, joined as anyhow prints them.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The writer's state between requests.
+struct State {
+    store: Box<dyn CharacterStore>,
+    pending: BTreeMap<String, Save>,
+    up: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+    /// When the next write may be tried, after a failure.
+    retry_at: Option<Instant>,
+    retry_pause: Duration,
+    last_ping: Instant,
+    loud_at: usize,
+}
+
+fn run(
+    store: Box<dyn CharacterStore>,
+    rx: Receiver<Request>,
+    up: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+) {
+    let mut state = State {
+        store,
+        pending: BTreeMap::new(),
+        up,
+        metrics,
+        retry_at: None,
+        retry_pause: Duration::from_millis(250),
+        last_ping: Instant::now(),
+        loud_at: MAX_PENDING,
+    };
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Request::Saves(saves)) => state.queue(saves),
+            Ok(Request::Load { account, reply }) => {
+                let answer = state.load(&account);
+                let _ = reply.send(answer);
+            }
+            Ok(Request::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        // Take everything already queued before writing, so one batch carries it all.
+        while let Ok(request) = rx.try_recv() {
+            match request {
+                Request::Saves(saves) => state.queue(saves),
+                Request::Load { account, reply } => {
+                    let answer = state.load(&account);
+                    let _ = reply.send(answer);
+                }
+                Request::Stop => {
+                    state.flush_for_shutdown();
+                    return;
+                }
+            }
+        }
+        state.write();
+        state.ping_if_idle();
+    }
+    state.flush_for_shutdown();
+}
+
+impl State {
+    fn queue(&mut self, saves: Vec<Save>) {
+        for save in saves {
+            self.pending.insert(save.account.clone(), save);
+        }
+        self.metrics.saves_pending.set(self.pending.len() as i64);
+        if self.pending.len() > self.loud_at {
+            error!(
+                pending = self.pending.len(),
+                "character saves are piling up: the store has not taken them; none is dropped"
+            );
+            self.loud_at = self.pending.len() + self.pending.len() / 10;
+        }
+    }
+
+    fn load(&mut self, account: &str) -> Result<Option<Character>, LoadError> {
+        if let Some(save) = self.pending.get(account) {
+            // Newer than anything in the store: the character as the world last saw it.
+            return Ok(Some(Character {
+                account: save.account.clone(),
+                name: save.name.clone(),
+                pos: save.pos,
+                map: save.map.clone(),
+                version: 0,
+                created_ms: save.now_ms,
+                updated_ms: save.now_ms,
+            }));
+        }
+        match self.store.load(account) {
+            Ok(found) => {
+                self.mark_up();
+                Ok(found)
+            }
+            Err(err) => {
+                self.mark_down(&err);
+                Err(LoadError::Unavailable)
+            }
+        }
+    }
+
+    fn write(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        if self.retry_at.is_some_and(|at| Instant::now() < at) {
+            return;
+        }
+        let batch: Vec<Save> = self.pending.values().cloned().collect();
+        let started = Instant::now();
+        match self.store.save_batch(&batch) {
+            Ok(()) => {
+                self.metrics.saves.inc_by(batch.len() as u64);
+                self.metrics.observe_save_batch(started.elapsed());
+                self.pending.clear();
+                self.metrics.saves_pending.set(0);
+                self.retry_at = None;
+                self.retry_pause = Duration::from_millis(250);
+                self.loud_at = MAX_PENDING;
+                self.mark_up();
+            }
+            Err(err) => {
+                self.metrics.save_failures.inc();
+                self.mark_down(&err);
+                self.retry_at = Some(Instant::now() + self.retry_pause);
+                self.retry_pause = (self.retry_pause * 2).min(MAX_RETRY_PAUSE);
+            }
+        }
+    }
+
+    fn ping_if_idle(&mut self) {
+        if self.last_ping.elapsed() < PING_EVERY {
+            return;
+        }
+        self.last_ping = Instant::now();
+        match self.store.ping() {
+            Ok(()) => self.mark_up(),
+            Err(err) => self.mark_down(&err),
+        }
+    }
+
+    fn mark_up(&mut self) {
+        if !self.up.swap(true, Ordering::Relaxed) {
+            info!(pending = self.pending.len(), "the character store is back");
+        }
+        self.metrics.store_up.set(1);
+    }
+
+    fn mark_down(&mut self, err: &StoreError) {
+        if self.up.swap(false, Ordering::Relaxed) {
+            warn!(error = %err, pending = self.pending.len(), "the character store failed; saves wait and are retried");
+        }
+        self.metrics.store_up.set(0);
+    }
+
+    fn flush_for_shutdown(&mut self) {
+        let deadline = Instant::now() + SHUTDOWN_FLUSH;
+        while !self.pending.is_empty() && Instant::now() < deadline {
+            self.retry_at = None;
+            self.write();
+            if !self.pending.is_empty() {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+        if !self.pending.is_empty() {
+            error!(
+                unsaved = self.pending.len(),
+                "shutting down with character saves the store did not take"
+            );
+        }
+    }
+}
+
+/// The world thread's side: which characters moved since their last save, and the saves
+/// the writer's queue could not take yet (coalesced per account, so they stay bounded by
+/// the number of accounts).
+pub struct Saver {
+    persist: Persist,
+    map: String,
+    unsaved: BTreeMap<String, Save>,
+}
+
+/// Below this distance a character counts as not moved since its last save, metres.
+const MOVED_M: f32 = 0.01;
+
+impl Saver {
+    /// Saves for characters on map `map`.
+    pub fn new(persist: Persist, map: String) -> Saver {
+        Saver {
+            persist,
+            map,
+            unsaved: BTreeMap::new(),
+        }
+    }
+
+    /// Records `account`'s position when it moved since `last_saved` (updated).
+    pub fn record(
+        &mut self,
+        account: &str,
+        name: &str,
+        pos: [f32; 2],
+        last_saved: &mut Option<[f32; 2]>,
+        now_ms: i64,
+    ) {
+        let moved = last_saved.is_none_or(|[x, y]| (pos[0] - x).hypot(pos[1] - y) >= MOVED_M);
+        if !moved {
+            return;
+        }
+        *last_saved = Some(pos);
+        self.unsaved.insert(
+            account.to_owned(),
+            Save {
+                account: account.to_owned(),
+                name: name.to_owned(),
+                pos,
+                map: self.map.clone(),
+                now_ms,
+            },
+        );
+    }
+
+    /// Offers everything recorded to the writer; what its queue cannot take stays for the
+    /// next call.
+    pub fn flush(&mut self) {
+        if self.unsaved.is_empty() {
+            return;
+        }
+        let saves: Vec<Save> = std::mem::take(&mut self.unsaved).into_values().collect();
+        if let Err(back) = self.persist.try_save(saves) {
+            for save in back {
+                // A newer save recorded meanwhile wins; there is none within one call.
+                self.unsaved.entry(save.account.clone()).or_insert(save);
+            }
+        }
+    }
+}

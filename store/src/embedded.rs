@@ -1,0 +1,134 @@
+//! The embedded store: one redb file in the data directory, one table keyed by account.
+
+use std::path::{Path, PathBuf};
+
+use redb::{
+    Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition,
+};
+
+use crate::error::Cause;
+use crate::{Character, CharacterStore, Save, StoreError, record, validate_batch};
+
+/// The file the embedded store keeps in its directory.
+pub const EMBEDDED_FILE_NAME: &str = "characters.redb";
+
+/// Account → record (see `record` for the value's format).
+const CHARACTERS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("characters");
+
+/// A redb database holding the characters table.
+pub(crate) struct EmbeddedStore {
+    db: Database,
+    /// The directory, for error messages.
+    dir: PathBuf,
+}
+
+impl EmbeddedStore {
+    /// Creates `dir` when missing and opens (or creates) the database file in it.
+    pub(crate) fn open(dir: &Path) -> Result<Self, StoreError> {
+        let open_error = |source: Cause| StoreError::Open {
+            target: dir.display().to_string(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(|e| open_error(e.into()))?;
+        let db =
+            Database::create(dir.join(EMBEDDED_FILE_NAME)).map_err(|e| open_error(e.into()))?;
+        let store = Self {
+            db,
+            dir: dir.to_owned(),
+        };
+        // Create the table now, so that readers never meet a database without it.
+        store.write(|_| Ok(())).map_err(|e| open_error(e.into()))?;
+        Ok(store)
+    }
+
+    /// Runs `f` on the characters table in one durable write transaction, committed when
+    /// `f` succeeds and aborted (dropped) otherwise.
+    fn write(
+        &self,
+        f: impl FnOnce(&mut redb::Table<'_, &'static str, &'static [u8]>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut txn = self.db.begin_write().map_err(|e| self.fail(e))?;
+        // Immediate is redb's default; it is set here because the crash guarantee rests on it.
+        txn.set_durability(Durability::Immediate)
+            .map_err(|e| self.fail(e))?;
+        {
+            let mut table = txn.open_table(CHARACTERS).map_err(|e| self.fail(e))?;
+            f(&mut table)?;
+        }
+        txn.commit().map_err(|e| self.fail(e))
+    }
+
+    /// Maps a redb error: I/O failures may pass (a full disk, a flaky device) and are
+    /// retryable; everything else is a backend failure.
+    fn fail(&self, error: impl Into<redb::Error>) -> StoreError {
+        let error: redb::Error = error.into();
+        let target = self.dir.display().to_string();
+        match error {
+            redb::Error::Io(_) => StoreError::Unavailable {
+                target,
+                source: error.into(),
+            },
+            _ => StoreError::Backend {
+                target,
+                source: error.into(),
+            },
+        }
+    }
+}
+
+impl CharacterStore for EmbeddedStore {
+    fn load(&mut self, account: &str) -> Result<Option<Character>, StoreError> {
+        let txn = self.db.begin_read().map_err(|e| self.fail(e))?;
+        let table = txn.open_table(CHARACTERS).map_err(|e| self.fail(e))?;
+        let Some(value) = table.get(account).map_err(|e| self.fail(e))? else {
+            return Ok(None);
+        };
+        record::decode(account, value.value()).map(Some)
+    }
+
+    fn save_batch(&mut self, saves: &[Save]) -> Result<(), StoreError> {
+        let batch = validate_batch(saves)?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.write(|table| {
+            for (account, save) in batch {
+                let previous = match table.get(account).map_err(|e| self.fail(e))? {
+                    Some(value) => Some(record::decode(account, value.value())?),
+                    None => None,
+                };
+                let character = Character {
+                    account: account.to_owned(),
+                    name: save.name.clone(),
+                    pos: save.pos,
+                    map: save.map.clone(),
+                    version: previous.as_ref().map_or(1, |p| p.version.saturating_add(1)),
+                    created_ms: previous.as_ref().map_or(save.now_ms, |p| p.created_ms),
+                    updated_ms: save.now_ms,
+                };
+                table
+                    .insert(account, record::encode(&character).as_slice())
+                    .map_err(|e| self.fail(e))?;
+            }
+            Ok(())
+        })
+    }
+
+    fn ping(&mut self) -> Result<(), StoreError> {
+        let txn = self.db.begin_read().map_err(|e| self.fail(e))?;
+        let table = txn.open_table(CHARACTERS).map_err(|e| self.fail(e))?;
+        table.len().map_err(|e| self.fail(e))?;
+        Ok(())
+    }
+
+    fn all(&mut self) -> Result<Vec<Character>, StoreError> {
+        let txn = self.db.begin_read().map_err(|e| self.fail(e))?;
+        let table = txn.open_table(CHARACTERS).map_err(|e| self.fail(e))?;
+        let mut characters = Vec::new();
+        for entry in table.iter().map_err(|e| self.fail(e))? {
+            let (key, value) = entry.map_err(|e| self.fail(e))?;
+            characters.push(record::decode(key.value(), value.value())?);
+        }
+        Ok(characters)
+    }
+}

@@ -1,0 +1,191 @@
+//! The suite on a real PostgreSQL server, and its own cases: two handles writing at once,
+//! migrations raced by several openers, a server stopped and restarted under a handle, rows
+//! damaged with SQL, and connection errors that hide the password.
+
+use std::sync::{Arc, Barrier};
+
+use store::test_postgres::TestPostgres;
+use store::{CharacterStore, StoreError, StoreSpec};
+
+use crate::suite::{Backend, suite};
+use crate::{expected, save};
+
+/// A PostgreSQL server of its own for one test.
+struct Postgres {
+    server: TestPostgres,
+}
+
+impl Postgres {
+    fn new() -> Self {
+        Self {
+            server: TestPostgres::start().expect("cannot start the test PostgreSQL server"),
+        }
+    }
+
+    fn spec(&self) -> StoreSpec {
+        self.server.url().parse().unwrap()
+    }
+
+    /// A plain SQL connection, for reaching under the store.
+    fn sql(&self) -> postgres::Client {
+        postgres::Client::connect(&self.server.url(), postgres::NoTls).unwrap()
+    }
+}
+
+impl Backend for Postgres {
+    fn open(&self) -> Box<dyn CharacterStore> {
+        store::open(&self.spec()).unwrap()
+    }
+}
+
+suite!(Postgres::new());
+
+#[test]
+fn two_handles_write_at_once_and_every_write_counts() {
+    const BATCHES: u64 = 40;
+    let pg = Postgres::new();
+    let handles: Vec<_> = (0..2)
+        .map(|thread| {
+            let mut store = pg.open();
+            std::thread::spawn(move || {
+                for i in 0..BATCHES {
+                    // Shared accounts in opposite orders, to invite lock-order deadlocks.
+                    let mut batch: Vec<_> = (0..20)
+                        .map(|a| save(&format!("shared{a:02}"), [i as f32, 0.0], i as i64))
+                        .collect();
+                    if thread == 1 {
+                        batch.reverse();
+                    }
+                    batch.push(save(&format!("own{thread}"), [i as f32, 1.0], i as i64));
+                    store.save_batch(&batch).unwrap();
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let all = pg.open().all().unwrap();
+    assert_eq!(all.len(), 22);
+    for character in all {
+        let writes = if character.account.starts_with("shared") {
+            2 * BATCHES
+        } else {
+            BATCHES
+        };
+        assert_eq!(character.version, writes, "{}", character.account);
+    }
+}
+
+#[test]
+fn openers_racing_apply_each_migration_once() {
+    let pg = Postgres::new();
+    let barrier = Arc::new(Barrier::new(4));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let (spec, barrier) = (pg.spec(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                store::open(&spec).map(|_| ())
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap().unwrap();
+    }
+    let rows = pg
+        .sql()
+        .query("SELECT version FROM schema_migrations", &[])
+        .unwrap();
+    let versions: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(versions, vec![1]);
+}
+
+#[test]
+fn a_database_newer_than_the_program_is_refused() {
+    let pg = Postgres::new();
+    drop(pg.open());
+    pg.sql()
+        .execute("INSERT INTO schema_migrations VALUES (99, 0)", &[])
+        .unwrap();
+    match store::open(&pg.spec()) {
+        Err(StoreError::Migration { version: 99, .. }) => {}
+        Err(other) => panic!("expected a migration error, got {other}"),
+        Ok(_) => panic!("opened a database from the future"),
+    }
+}
+
+#[test]
+fn a_stopped_server_gives_retryable_errors_and_the_same_handle_recovers() {
+    let mut pg = Postgres::new();
+    let mut store = pg.open();
+    let ada = save("ada", [1.0, 2.0], 10);
+    store.save_batch(std::slice::from_ref(&ada)).unwrap();
+
+    pg.server.stop().unwrap();
+    let results = [
+        store.ping(),
+        store.load("ada").map(|_| ()),
+        store.save_batch(&[save("bob", [0.0, 0.0], 20)]),
+        store.all().map(|_| ()),
+        store.ping(),
+    ];
+    for result in results {
+        let err = result.unwrap_err();
+        assert!(err.is_retryable(), "{err:?}");
+        assert!(matches!(err, StoreError::Unavailable { .. }), "{err:?}");
+    }
+
+    pg.server.start_again().unwrap();
+    store.ping().unwrap();
+    assert_eq!(store.load("ada").unwrap(), Some(expected(&ada, 1, 10)));
+    let bob = save("bob", [0.0, 0.0], 30);
+    store.save_batch(std::slice::from_ref(&bob)).unwrap();
+    assert_eq!(store.load("bob").unwrap(), Some(expected(&bob, 1, 30)));
+}
+
+#[test]
+fn damaged_rows_are_corrupt_and_nothing_panics() {
+    let pg = Postgres::new();
+    let mut store = pg.open();
+    let bob = save("bob", [3.0, 4.0], 10);
+    store
+        .save_batch(&[save("ada", [1.0, 2.0], 10), bob.clone()])
+        .unwrap();
+    let mut sql = pg.sql();
+    for damage in [
+        "UPDATE characters SET version = 0 WHERE account = 'ada'",
+        "UPDATE characters SET version = -3 WHERE account = 'ada'",
+        "UPDATE characters SET x = 'NaN' WHERE account = 'ada'",
+        "UPDATE characters SET y = 'Infinity', version = 1 WHERE account = 'ada'",
+        "ALTER TABLE characters ALTER COLUMN name DROP NOT NULL; \
+         UPDATE characters SET name = NULL, y = 0 WHERE account = 'ada'",
+    ] {
+        sql.batch_execute(damage).unwrap();
+        match store.load("ada") {
+            Err(StoreError::Corrupt { account, .. }) => assert_eq!(account, "ada", "{damage}"),
+            other => panic!("{damage}: expected Corrupt, got {other:?}"),
+        }
+        assert!(
+            matches!(store.all(), Err(StoreError::Corrupt { account, .. }) if account == "ada")
+        );
+        assert_eq!(store.load("bob").unwrap(), Some(expected(&bob, 1, 10)));
+    }
+}
+
+#[test]
+fn connection_errors_name_the_server_without_the_password() {
+    let pg = Postgres::new();
+    // A port nobody listens on: the server's, right after it is stopped.
+    let mut server = pg.server;
+    let port = server.port();
+    server.stop().unwrap();
+    let url = format!("postgres://postgres:hunter2@127.0.0.1:{port}/store_test");
+    let Err(err) = store::open(&url.parse().unwrap()) else {
+        panic!("opened a store on a stopped server");
+    };
+    let message = format!("{err} {err:?}");
+    assert!(matches!(err, StoreError::Open { .. }), "{message}");
+    assert!(!message.contains("hunter2"), "{message}");
+    assert!(message.contains(&format!("127.0.0.1:{port}")), "{message}");
+}
