@@ -232,6 +232,18 @@
 //! walking at 1.5 m/s (7.5 cm per tick; `RADIUS_M` and `SPEED_MPS` in the server's `game`
 //! module); the crowd rules may also move a body aside (motion [`Motion::Circling`]) or
 //! push it ([`Motion::Repulsed`]).
+//!
+//! ## The map
+//!
+//! `GET /map` on the server's HTTP listener (setting `metrics_listen`, `127.0.0.1:9100` by
+//! default) returns the world's navmesh file (`application/octet-stream`): the format is
+//! documented in the `navmesh` crate's `file` module (magic bytes, a format version,
+//! vertices, counter-clockwise triangles, their neighbours, a CRC-32), in the same metres
+//! as the wire. Its `X-Map-Id` header equals [`Welcome::map_id`]. The map does not change
+//! while the server runs: the response carries a strong `ETag` and
+//! `Cache-Control: public, max-age=3600`, and a request with `If-None-Match: <that tag>`
+//! gets `304 Not Modified` without a body. A point is walkable when it lies in one of the
+//! triangles; a `MoveTo` elsewhere walks to the nearest walkable point.
 
 pub mod codec;
 pub mod messages;

@@ -1,7 +1,8 @@
 //! The operations endpoint over HTTP/1.1: `GET /metrics` (OpenMetrics text),
-//! `GET /healthz` (the process is serving) and `GET /readyz` (the world has ticked and the
-//! server is not shutting down). Any other path is 404, any other method on these paths
-//! 405.
+//! `GET /healthz` (the process is serving), `GET /readyz` (the world has ticked, the
+//! character store answers and the server is not shutting down) and `GET /map` (the
+//! world's navmesh file, for clients to draw the world and pick walkable points; cacheable
+//! by its `ETag`). Any other path is 404, any other method on these paths 405.
 //!
 //! axum routes the requests; the connection loop is our own, on hyper, because it holds the
 //! limits that make the endpoint safe to expose: at most [`HttpLimits::max_connections`]
@@ -49,6 +50,36 @@ pub(crate) struct Health {
     pub(crate) shutdown: watch::Receiver<bool>,
     /// The character store, when the server keeps characters: not ready while it is down.
     pub(crate) store: Option<crate::persist::Persist>,
+    /// The world's map as a navmesh file, served at `/map`.
+    pub(crate) map: Option<MapFile>,
+}
+
+/// The navmesh file `/map` serves, encoded once at start.
+#[derive(Clone, Debug)]
+pub(crate) struct MapFile {
+    /// The map's id, as the welcome names it.
+    pub(crate) id: String,
+    /// The file's bytes (`navmesh::encode`).
+    pub(crate) bytes: bytes::Bytes,
+    /// A strong entity tag: the first 16 bytes of the file's SHA-256, in hex, quoted.
+    pub(crate) etag: String,
+}
+
+impl MapFile {
+    /// The file of `mesh`, with its id.
+    pub(crate) fn new(id: &str, mesh: &navmesh::NavMesh) -> MapFile {
+        let bytes = navmesh::encode(mesh);
+        let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
+        let hex: String = digest.as_ref()[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        MapFile {
+            id: id.to_owned(),
+            bytes: bytes.into(),
+            etag: format!("\"{hex}\""),
+        }
+    }
 }
 
 /// Bounds on the endpoint's connections.
@@ -75,6 +106,7 @@ fn router(health: Arc<Health>) -> Router {
         .route("/metrics", get(metrics_text))
         .route("/healthz", get(|| async { text(StatusCode::OK, "ok\n") }))
         .route("/readyz", get(readyz))
+        .route("/map", get(map_file))
         .fallback(|| async { text(StatusCode::NOT_FOUND, "not found\n") })
         .method_not_allowed_fallback(|| async {
             text(StatusCode::METHOD_NOT_ALLOWED, "only GET\n")
@@ -107,6 +139,35 @@ async fn readyz(State(health): State<Arc<Health>>) -> Response {
     } else {
         text(StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
     }
+}
+
+/// The map as a navmesh file. The map never changes while the server runs, so the file is
+/// cacheable; a request whose `If-None-Match` holds the current tag gets 304 and no body.
+async fn map_file(State(health): State<Arc<Health>>, headers: header::HeaderMap) -> Response {
+    let Some(map) = &health.map else {
+        return text(StatusCode::NOT_FOUND, "this server serves no map\n");
+    };
+    let cache = [
+        (header::ETAG, map.etag.clone()),
+        (header::CACHE_CONTROL, "public, max-age=3600".to_owned()),
+        (header::HeaderName::from_static("x-map-id"), map.id.clone()),
+    ];
+    let fresh = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|tag| tag.trim() == map.etag || tag.trim() == "*");
+    if fresh {
+        return (StatusCode::NOT_MODIFIED, cache).into_response();
+    }
+    (
+        StatusCode::OK,
+        cache,
+        [(header::CONTENT_TYPE, "application/octet-stream".to_owned())],
+        map.bytes.clone(),
+    )
+        .into_response()
 }
 
 /// Resolves once the shutdown flag is set (or its sender is gone).
@@ -176,6 +237,7 @@ mod tests {
             metrics: Arc::new(Metrics::default()),
             ready: Arc::new(AtomicBool::new(true)),
             store: None,
+            map: None,
             shutdown,
         });
         tokio::spawn(serve(listener, health, limits));

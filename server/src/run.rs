@@ -24,7 +24,7 @@ use tracing::{error, info, warn};
 
 use crate::config::Config;
 use crate::game::{Game, GameConfig, run_loop};
-use crate::http::{Health, HttpLimits, serve as serve_http};
+use crate::http::{Health, HttpLimits, MapFile, serve as serve_http};
 use crate::interest::ViewRange;
 use crate::metrics::{HandshakeFailure, Metrics, Refusal};
 use crate::persist::{Persist, Saver};
@@ -187,6 +187,7 @@ pub async fn start(config: Config) -> Result<Running> {
             ready: Arc::clone(&ready),
             shutdown: shutdown_rx.clone(),
             store: persist.clone(),
+            map: Some(MapFile::new(&map_id, &mesh)),
         }),
         HttpLimits::default(),
     ));

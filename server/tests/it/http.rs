@@ -262,3 +262,68 @@ async fn shutdown_closes_an_idle_http_connection_at_once() {
         .unwrap()
         .unwrap();
 }
+
+/// One request with raw bytes back: the head as text and the body as bytes.
+async fn raw(addr: SocketAddr, request: String) -> (String, Vec<u8>) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut bytes = Vec::new();
+    timeout(Duration::from_secs(5), stream.read_to_end(&mut bytes))
+        .await
+        .unwrap()
+        .unwrap();
+    let at = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head");
+    let head = String::from_utf8(bytes[..at].to_vec()).unwrap();
+    (head, bytes[at + 4..].to_vec())
+}
+
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then_some(value.trim())
+    })
+}
+
+/// `/map` serves the world's navmesh file: exactly the mesh the server loaded, named by
+/// the map id the welcome gives, and cacheable by its entity tag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn map_serves_the_navmesh_file_and_answers_a_cached_copy_with_304() {
+    let config = config();
+    let (mesh, map_id) = server::run::load_map(&config).unwrap();
+    let server = start(config).await.unwrap();
+    let (head, body) = raw(
+        server.metrics_addr,
+        "GET /map HTTP/1.1\r\nHost: localhost\r\n\r\n".to_owned(),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(
+        header(&head, "content-type"),
+        Some("application/octet-stream")
+    );
+    assert_eq!(header(&head, "x-map-id"), Some(map_id.as_str()));
+    assert_eq!(body, navmesh::encode(&mesh));
+    let served = navmesh::decode(&body).unwrap();
+    assert_eq!(served.triangle_count(), mesh.triangle_count());
+    let etag = header(&head, "etag").expect("an entity tag").to_owned();
+    assert!(etag.starts_with('"') && etag.ends_with('"'), "{etag}");
+
+    let (head, body) = raw(
+        server.metrics_addr,
+        format!("GET /map HTTP/1.1\r\nHost: localhost\r\nIf-None-Match: {etag}\r\n\r\n"),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 304"), "{head}");
+    assert!(body.is_empty());
+    let (head, body) = raw(
+        server.metrics_addr,
+        "GET /map HTTP/1.1\r\nHost: localhost\r\nIf-None-Match: \"stale\"\r\n\r\n".to_owned(),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(body.len(), navmesh::encode(&mesh).len());
+    server.shutdown().await.unwrap();
+}
