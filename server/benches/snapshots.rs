@@ -11,25 +11,35 @@
 //! one tick apart. Before measuring, the bench prints the bytes per client per second over
 //! one simulated second with the server's defaults (view radius 30 m, 800-byte snapshots).
 //!
+//! `snapshots/1000_clients_10000_npcs_{1,2}_workers` runs the same per-client work through
+//! the server's snapshot workers ([`SnapshotPool`]): the job split by shard, sessions'
+//! acknowledgements routed to their worker, bandwidth accounting and sending into sinks
+//! that count bytes; each iteration hands one tick to the pool and waits until every
+//! worker is done, so it measures the tick's snapshot latency with that many threads.
+//!
 //! `cargo bench -p server --bench snapshots` runs it; add `-- --test` for a smoke run.
 
 use std::hint::black_box;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use criterion::{Criterion, criterion_group, criterion_main};
 use protocol::NetId;
 use server::config::Config;
-use server::game::{Game, GameConfig};
+use server::game::{DatagramSink, Game, GameConfig};
 use server::interest::{ClientView, Frame, Scratch, ViewRange, net_id};
 use server::metrics::Metrics;
+use server::snapshot_pool::SnapshotPool;
+use server::snapshots::{ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob};
 
 const NPCS: u32 = 10_000;
 const CLIENT_EVERY: usize = 10;
 const FRAMES: usize = 21;
 
 struct Tick {
-    frame: Frame,
+    frame: Arc<Frame>,
     /// Each client's character position this tick.
     positions: Vec<(f32, f32)>,
 }
@@ -40,6 +50,7 @@ struct Setup {
     clients: Vec<NetId>,
     range: ViewRange,
     budget: usize,
+    config: Config,
 }
 
 fn setup() -> Setup {
@@ -85,7 +96,7 @@ fn setup() -> Setup {
             })
             .collect();
         ticks.push(Tick {
-            frame: Frame::capture(world, range),
+            frame: Arc::new(Frame::capture(world, range)),
             positions,
         });
     }
@@ -95,6 +106,7 @@ fn setup() -> Setup {
         clients: ids.into_iter().map(net_id).collect(),
         range,
         budget: config.snapshot_max_bytes as usize,
+        config,
     }
 }
 
@@ -110,6 +122,96 @@ fn snapshot_all(setup: &Setup, views: &mut [ClientView], tick: &Tick, number: u6
         view.acknowledge(number);
     }
     bytes
+}
+
+/// Counts the bytes sent to every session.
+struct Counter(Arc<AtomicUsize>);
+
+impl DatagramSink for Counter {
+    fn max_datagram_size(&self) -> Option<usize> {
+        Some(1_200)
+    }
+    fn send_space(&self) -> usize {
+        usize::MAX
+    }
+    fn send(&self, datagram: Bytes) -> bool {
+        self.0.fetch_add(datagram.len(), Ordering::Relaxed);
+        true
+    }
+}
+
+/// The server's snapshot workers serving every client, which acknowledges each snapshot.
+struct Served {
+    pool: SnapshotPool,
+    bytes: Arc<AtomicUsize>,
+    /// The last snapshot tick handed over.
+    number: u64,
+    joined: bool,
+    /// Kept so the sessions' kick channels stay open.
+    _kicks: Vec<tokio::sync::mpsc::Receiver<server::game::Kick>>,
+}
+
+impl Served {
+    fn new(setup: &Setup, workers: usize) -> Served {
+        let config = SnapshotConfig {
+            bandwidth_cap_bytes_per_sec: setup.config.bandwidth_cap_bytes_per_sec,
+            snapshot_max_bytes: setup.config.snapshot_max_bytes,
+            slow_client_ticks: setup.config.slow_client_ticks,
+            workers,
+        };
+        let pool =
+            SnapshotPool::start(config, Arc::new(Metrics::default())).expect("the workers start");
+        Served {
+            pool,
+            bytes: Arc::new(AtomicUsize::new(0)),
+            number: 0,
+            joined: false,
+            _kicks: Vec::new(),
+        }
+    }
+
+    /// Hands one tick to the workers and waits until all are done.
+    fn serve(&mut self, setup: &Setup, tick: &Tick) {
+        let mut changes = Membership::default();
+        if !self.joined {
+            self.joined = true;
+            for session in 0..setup.clients.len() as u64 {
+                let (kick, kicks) = tokio::sync::mpsc::channel(1);
+                self._kicks.push(kicks);
+                changes.joined.push(NewViewer {
+                    session,
+                    sink: Box::new(Counter(Arc::clone(&self.bytes))),
+                    kick,
+                });
+            }
+        } else {
+            for session in 0..setup.clients.len() as u64 {
+                changes.acks.insert(session, self.number);
+            }
+        }
+        self.number += 1;
+        let clients = setup
+            .clients
+            .iter()
+            .zip(&tick.positions)
+            .enumerate()
+            .map(|(session, (&me, &at))| ClientTick {
+                session: session as u64,
+                me,
+                at,
+                applied_seq: 0,
+            })
+            .collect();
+        let job = SnapshotJob {
+            tick: self.number,
+            frame: Arc::clone(&tick.frame),
+            clients,
+            changes,
+        };
+        let refused = self.pool.offer(job).expect("the workers run");
+        assert!(refused.is_empty(), "an idle worker refused its job");
+        self.pool.wait_idle();
+    }
 }
 
 fn bench(c: &mut Criterion) {
@@ -147,6 +249,28 @@ fn bench(c: &mut Criterion) {
             black_box(snapshot_all(&setup, &mut views, &setup.ticks[k], number))
         });
     });
+    for workers in [1, 2] {
+        // The same simulated second as above, through the workers: the same bytes.
+        let mut served = Served::new(&setup, workers);
+        served.serve(&setup, &setup.ticks[0]);
+        let full = served.bytes.load(Ordering::Relaxed);
+        for tick in &setup.ticks[1..] {
+            served.serve(&setup, tick);
+        }
+        println!(
+            "{workers} workers: {:.0} bytes per client per second",
+            (served.bytes.load(Ordering::Relaxed) - full) as f64 / clients as f64 / seconds
+        );
+        let mut order = (1..FRAMES).chain((0..FRAMES - 1).rev()).cycle();
+        group.bench_function(format!("1000_clients_10000_npcs_{workers}_workers"), |b| {
+            b.iter(|| {
+                let k = order.next().unwrap_or(0);
+                served.serve(&setup, &setup.ticks[k]);
+            });
+        });
+        println!("{workers} workers: stride {}", served.pool.stride());
+        served.pool.stop();
+    }
     group.bench_function("capture_10000_npcs", |b| {
         b.iter(|| black_box(Frame::capture(setup.game.world(), setup.range)));
     });

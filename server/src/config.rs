@@ -22,6 +22,10 @@ const SOCKET_BUFFER_RANGE: std::ops::RangeInclusive<u32> = 4096..=512 * 1024 * 1
 /// datagram to be let in.
 pub const MIN_SNAPSHOT_BYTES: u32 = 200;
 
+/// The most snapshot worker threads accepted: more than any machine's cores would only
+/// add threads that wait.
+const MAX_SNAPSHOT_WORKERS: u32 = 1024;
+
 /// Why a configuration is refused ([`Config::validate`]).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ConfigError {
@@ -145,6 +149,9 @@ pub struct Config {
     /// Consecutive dropped snapshots (20 per second) after which a client is disconnected
     /// as too slow.
     pub slow_client_ticks: u32,
+    /// Threads that build snapshots, each serving a fixed share of the clients; 0: the
+    /// cores left after the world's thread (at least one).
+    pub snapshot_workers: u32,
     /// Receive buffer to ask the kernel for on the QUIC socket, bytes. Linux grants at most
     /// `net.core.rmem_max` (the server warns when it gets less); a burst of packets beyond
     /// the buffer is dropped by the kernel (`mmo_udp_receive_drops_total`).
@@ -197,6 +204,7 @@ impl Default for Config {
             shutdown_grace_secs: 2.0,
             retry: true,
             slow_client_ticks: 200,
+            snapshot_workers: 0,
             socket_recv_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             socket_send_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             log_format: LogFormat::Human,
@@ -265,6 +273,13 @@ impl Config {
         }
         between("shutdown_grace_secs", self.shutdown_grace_secs, 0.0..=600.0)?;
         at_least("slow_client_ticks", self.slow_client_ticks, 1)?;
+        if self.snapshot_workers > MAX_SNAPSHOT_WORKERS {
+            return Err(ConfigError::OutOfRange {
+                setting: "snapshot_workers",
+                allowed: format!("at most {MAX_SNAPSHOT_WORKERS}"),
+                got: self.snapshot_workers.to_string(),
+            });
+        }
         between(
             "socket_recv_buffer_bytes",
             self.socket_recv_buffer_bytes,

@@ -2,10 +2,10 @@
 //!
 //! One OS thread owns the [`World`]. Sessions talk to it only through one bounded channel
 //! ([`ToWorld`]): joins, validated inputs, leaves. Each tick it drains that channel, steps
-//! the world, captures a [`Frame`] of every body's wire state and hands it to the snapshot
-//! thread ([`crate::snapshots`]) with `try_send`: the snapshot thread builds and sends every
-//! client's datagram while the world steps the next tick, and if it is still busy that
-//! tick's snapshots are skipped and counted rather than the world waiting. Ticks are
+//! the world, captures a [`Frame`] of every body's wire state and offers it to the snapshot
+//! workers ([`crate::snapshot_pool`]) with `try_send`: they build and send every client's
+//! datagram while the world steps the next tick, and a worker still busy skips that tick
+//! for its clients (counted) rather than the world waiting. Ticks are
 //! scheduled against deadlines 50 ms apart; a late tick is counted as an overrun and the
 //! schedule restarts from now rather than running missed ticks in a burst.
 
@@ -22,12 +22,11 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, error, info, warn};
 
 use crate::interest::{Frame, ViewRange, net_id};
-use crate::metrics::{InputDrop, Metrics, Phase, SnapshotDrop};
+use crate::metrics::{InputDrop, Metrics, Phase};
 use crate::persist::{Saver, now_ms};
 use crate::sample::SpawnPlacer;
-use crate::snapshots::{
-    ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob, Snapshotter,
-};
+use crate::snapshot_pool::SnapshotPool;
+use crate::snapshots::{ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob};
 
 /// A session, numbered by the accept loop.
 pub type SessionId = u64;
@@ -181,7 +180,7 @@ pub struct Game {
     inputs: Vec<Input>,
     joins: Vec<PendingJoin>,
     orphans: Vec<EntityId>,
-    /// Session changes for the snapshot thread, not handed over yet.
+    /// Session changes for the snapshot workers, not handed over yet.
     membership: Membership,
     /// Characters' saves, when the server keeps characters.
     saver: Option<Saver>,
@@ -479,7 +478,7 @@ impl Game {
         }
     }
 
-    /// The snapshot thread's work for the tick just run: the frame, each client's
+    /// The snapshot workers' work for the tick just run: the frame, each client's
     /// character, and the session changes not handed over yet.
     /// `None` when there is no client and no session change: nothing to capture then.
     pub fn snapshot_job(&mut self) -> Option<SnapshotJob> {
@@ -509,16 +508,19 @@ impl Game {
             .set((frame.len() as i64).saturating_sub(players));
         Some(SnapshotJob {
             tick: self.world.tick().0,
-            frame,
+            frame: Arc::new(frame),
             clients,
             changes: std::mem::take(&mut self.membership),
         })
     }
 
-    /// Takes back the session changes of a job the snapshot thread could not take.
-    pub fn undeliverable(&mut self, job: SnapshotJob) {
+    /// Takes back the session changes the snapshot workers could not take.
+    pub fn undeliverable(&mut self, older: Membership) {
+        if older.is_empty() {
+            return;
+        }
         let mut changes = std::mem::take(&mut self.membership);
-        changes.prepend(job.changes);
+        changes.prepend(older);
         self.membership = changes;
     }
 }
@@ -533,78 +535,25 @@ pub fn run_loop(
     stop: Arc<AtomicBool>,
     ready: Arc<AtomicBool>,
 ) {
-    let (jobs, job_inbox) = std::sync::mpsc::sync_channel::<SnapshotJob>(1);
-    let snapshot_metrics = Arc::clone(&metrics);
-    // The snapshot thread ends when this function drops `jobs`.
-    let snapshot_thread = std::thread::Builder::new()
-        .name("snapshots".to_owned())
-        .spawn(move || {
-            let mut snapshotter = Snapshotter::new(snapshots, Arc::clone(&snapshot_metrics));
-            let mut pace = Pace::default();
-            snapshot_metrics.snapshot_stride.set(pace.stride as i64);
-            while let Ok(job) = job_inbox.recv() {
-                let start = Instant::now();
-                snapshotter.serve(job, pace.stride);
-                let took = start.elapsed();
-                snapshot_metrics.observe_phase(Phase::Snapshots, took);
-                pace.update(took);
-                snapshot_metrics.snapshot_stride.set(pace.stride as i64);
-            }
-        });
-    let snapshot_thread = match snapshot_thread {
-        Ok(thread) => thread,
+    let mut pool = match SnapshotPool::start(snapshots, Arc::clone(&metrics)) {
+        Ok(pool) => pool,
         Err(err) => {
-            error!(%err, "cannot start the snapshot thread");
+            error!(%err, "cannot start the snapshot workers");
             return;
         }
     };
-    world_loop(&mut game, &mut inbox, &jobs, &metrics, &stop, &ready);
+    world_loop(&mut game, &mut inbox, &mut pool, &metrics, &stop, &ready);
     game.save_everyone();
-    drop(jobs);
-    if snapshot_thread.join().is_err() {
-        error!("the snapshot thread panicked");
-    }
-}
-
-/// How many ticks a client waits between snapshots: 1 while the snapshot thread keeps up,
-/// more when serving everyone would take longer than [`SNAPSHOT_BUDGET`]. Then each tick
-/// serves every `stride`-th client in turn, so every client gets regular snapshots at a
-/// lower rate instead of whole ticks being skipped for all.
-#[derive(Debug)]
-struct Pace {
-    stride: u64,
-    /// Smoothed time serving every client would take, seconds.
-    full_secs: f64,
-}
-
-/// Time the snapshot thread may spend per tick before it thins out its clients.
-const SNAPSHOT_BUDGET: Duration = Duration::from_millis(40);
-/// Longest wait between a client's snapshots, in ticks.
-const MAX_STRIDE: u64 = 8;
-
-impl Default for Pace {
-    fn default() -> Self {
-        Pace {
-            stride: 1,
-            full_secs: 0.0,
-        }
-    }
-}
-
-impl Pace {
-    fn update(&mut self, took: Duration) {
-        let full = took.as_secs_f64() * self.stride as f64;
-        // Smoothed over about ten ticks, so one slow tick does not halve everyone's rate.
-        self.full_secs += (full - self.full_secs) * 0.1;
-        let wanted = (self.full_secs / SNAPSHOT_BUDGET.as_secs_f64()).ceil() as u64;
-        self.stride = wanted.clamp(1, MAX_STRIDE);
+    let panicked = pool.stop();
+    if panicked > 0 {
+        error!(panicked, "snapshot workers panicked");
     }
 }
 
 fn world_loop(
     game: &mut Game,
     inbox: &mut mpsc::Receiver<ToWorld>,
-    jobs: &std::sync::mpsc::SyncSender<SnapshotJob>,
+    pool: &mut SnapshotPool,
     metrics: &Metrics,
     stop: &AtomicBool,
     ready: &AtomicBool,
@@ -632,14 +581,10 @@ fn world_loop(
         let drained_at = Instant::now();
         let phases = game.tick(origin);
         if let Some(job) = game.snapshot_job() {
-            match jobs.try_send(job) {
-                Ok(()) => {}
-                Err(std::sync::mpsc::TrySendError::Full(job)) => {
-                    metrics.snapshot_dropped(SnapshotDrop::Behind);
-                    game.undeliverable(job);
-                }
-                // The snapshot thread is gone (it panicked): nothing is served any more.
-                Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return,
+            match pool.offer(job) {
+                Ok(undelivered) => game.undeliverable(undelivered),
+                // A worker is gone (it panicked): its clients are not served any more.
+                Err(_) => return,
             }
         }
         let end = Instant::now();
@@ -673,6 +618,7 @@ fn world_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshots::Snapshotter;
 
     /// Counts what would have been sent.
     struct Recorder;
@@ -700,26 +646,6 @@ mod tests {
         )
         .unwrap();
         Arc::new(built.mesh)
-    }
-
-    #[test]
-    fn the_pace_thins_out_clients_when_snapshots_take_too_long() {
-        let mut pace = Pace::default();
-        for _ in 0..100 {
-            pace.update(Duration::from_millis(10));
-        }
-        assert_eq!(pace.stride, 1);
-        // Serving everyone takes 100 ms: every third client per tick keeps within 40 ms.
-        for _ in 0..200 {
-            let took = Duration::from_secs_f64(0.1 / pace.stride as f64);
-            pace.update(took);
-        }
-        assert_eq!(pace.stride, 3);
-        for _ in 0..200 {
-            let took = Duration::from_secs_f64(0.02 / pace.stride as f64);
-            pace.update(took);
-        }
-        assert_eq!(pace.stride, 1);
     }
 
     #[test]
@@ -762,6 +688,7 @@ mod tests {
                 bandwidth_cap_bytes_per_sec: 64_000,
                 snapshot_max_bytes: 800,
                 slow_client_ticks: 200,
+                workers: 1,
             },
             Arc::clone(&metrics),
         );

@@ -22,6 +22,7 @@ pub mod run;
 mod sample;
 pub mod session;
 pub mod simulate;
+pub mod snapshot_pool;
 pub mod snapshots;
 mod svg;
 pub mod tls;

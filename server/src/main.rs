@@ -53,6 +53,10 @@ struct RunArgs {
     /// Most sessions from one IP address [default: 64].
     #[arg(long, value_name = "N", env = "MMO_MAX_CLIENTS_PER_IP")]
     max_clients_per_ip: Option<u32>,
+    /// Threads that build snapshots; 0: the cores left after the world's thread
+    /// [default: 0].
+    #[arg(long, value_name = "N", env = "MMO_SNAPSHOT_WORKERS")]
+    snapshot_workers: Option<u32>,
     /// Seed of the spawn generator and the world [default: 1].
     #[arg(long, value_name = "K", env = "MMO_SEED")]
     seed: Option<u64>,
@@ -235,6 +239,7 @@ fn config_of(args: RunArgs) -> Result<Config> {
         npcs,
         max_clients,
         max_clients_per_ip,
+        snapshot_workers,
         seed,
         path_budget,
         path_budget_per_body,

@@ -100,7 +100,8 @@ pub enum Phase {
     Integrate,
     /// The world thread drains the sessions' messages before the step.
     NetworkInputs,
-    /// The snapshot thread builds and sends every client's snapshot.
+    /// A snapshot worker builds and sends its shard's snapshots (observed once per worker
+    /// per tick).
     Snapshots,
 }
 
@@ -183,8 +184,8 @@ pub enum SnapshotDrop {
     Budget,
     /// The connection's datagram send buffer was full (the client is not keeping up).
     Congested,
-    /// The snapshot thread was still busy with the previous tick (every client misses
-    /// this tick's snapshot; counted once per tick).
+    /// A snapshot worker was still busy with an older tick (every client of its shard
+    /// misses this tick's snapshot; counted once per worker per tick).
     Behind,
 }
 
@@ -331,8 +332,8 @@ pub struct Metrics {
     pub clients: Gauge,
     /// Path requests waiting in the world's queue.
     pub paths_waiting: Gauge,
-    /// Ticks between a client's snapshots (1: every tick; more when the snapshot thread
-    /// cannot serve everyone in time).
+    /// Ticks between a client's snapshots (1: every tick; more when the slowest snapshot
+    /// worker cannot serve its clients in time).
     pub snapshot_stride: Gauge,
     /// Datagram and control-stream bytes received.
     pub bytes_in: Counter,

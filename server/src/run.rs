@@ -218,6 +218,7 @@ pub async fn start(config: Config) -> Result<Running> {
         bandwidth_cap_bytes_per_sec: config.bandwidth_cap_bytes_per_sec,
         snapshot_max_bytes: config.snapshot_max_bytes,
         slow_client_ticks: config.slow_client_ticks,
+        workers: config.snapshot_workers as usize,
     };
     let (world_tx, world_rx) = mpsc::channel(INBOX);
     let stop = Arc::new(AtomicBool::new(false));

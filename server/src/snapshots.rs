@@ -1,13 +1,14 @@
-//! The snapshot thread: builds and sends every client's snapshot from a frame the world
-//! thread hands over after each tick, while the world steps the next one.
+//! The snapshot side of sessions: builds and sends clients' snapshots from a frame the
+//! world thread hands over after each tick, while the world steps the next one.
 //!
 //! The world thread captures the frame (every body's wire state, a fraction of a
 //! millisecond) and passes it with each client's character position, applied input and the
-//! session changes since the last hand-over ([`SnapshotJob`]) through a channel that holds
-//! one job. When the snapshot thread is still busy with the previous tick, the world does
-//! not wait: that tick's snapshots are skipped (counted as `behind`) and the session
-//! changes travel with the next job. So the tick's duration does not grow with the number
-//! of clients.
+//! session changes since the last hand-over ([`SnapshotJob`]) to the snapshot workers
+//! ([`crate::snapshot_pool`]), each of which runs a [`Snapshotter`] for its shard of the
+//! clients. When a worker is still busy with an older tick, the world does not wait: that
+//! tick's snapshots are skipped for the worker's shard (counted as `behind`) and the
+//! shard's session changes travel with the next job. So the tick's duration does not grow
+//! with the number of clients.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use crate::game::{DatagramSink, Kick, SessionId};
 use crate::interest::{ClientView, Frame, Scratch};
 use crate::metrics::{Metrics, SnapshotDrop};
 
-/// A session the snapshot thread starts serving.
+/// A session a snapshot worker starts serving.
 pub struct NewViewer {
     /// The session.
     pub session: SessionId,
@@ -75,12 +76,12 @@ pub struct ClientTick {
     pub applied_seq: u32,
 }
 
-/// Everything the snapshot thread needs for one tick.
+/// Everything a snapshot worker needs for one tick (for its shard).
 pub struct SnapshotJob {
     /// The tick.
     pub tick: u64,
-    /// Every body's state.
-    pub frame: Frame,
+    /// Every body's state, shared by the workers.
+    pub frame: Arc<Frame>,
     /// The clients in the world this tick.
     pub clients: Vec<ClientTick>,
     /// Session changes since the last job.
@@ -96,6 +97,9 @@ pub struct SnapshotConfig {
     pub snapshot_max_bytes: u32,
     /// Consecutive congested snapshots before a client is disconnected.
     pub slow_client_ticks: u32,
+    /// Snapshot worker threads ([`crate::snapshot_pool`]); 0: the cores left after the
+    /// world's thread.
+    pub workers: usize,
 }
 
 struct Viewer {
@@ -286,6 +290,7 @@ mod tests {
                 bandwidth_cap_bytes_per_sec: cap,
                 snapshot_max_bytes: 800,
                 slow_client_ticks: 200,
+                workers: 1,
             },
             Arc::clone(&metrics),
         );
@@ -301,7 +306,7 @@ mod tests {
         for tick in 1..=ticks {
             let mut job = SnapshotJob {
                 tick,
-                frame: frame(tick),
+                frame: Arc::new(frame(tick)),
                 clients: vec![ClientTick {
                     session: 1,
                     me: NetId {
