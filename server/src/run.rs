@@ -173,6 +173,7 @@ pub async fn start(config: Config) -> Result<Running> {
     let (persist, writer) = match &characters {
         Some(spec) => {
             let (persist, writer) = Persist::start(spec, Arc::clone(&metrics))?;
+            info!(store = %spec, "character store open");
             (Some(persist), Some(writer))
         }
         None => {
