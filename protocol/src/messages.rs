@@ -211,6 +211,12 @@ pub enum ClientMessage {
     /// The client is leaving; the server removes its character and answers with a
     /// [`ServerMessage::Disconnect`] of [`DisconnectReason::ClientLeft`].
     Leave,
+    /// An input on the control stream, for a client whose connection takes no datagrams
+    /// (see the crate docs, *Clients without datagrams*). Taken exactly as the input
+    /// datagram is: the same checks, the same rate limit, the latest `seq` wins. Added
+    /// after the others in protocol version 1; a client with datagrams sends inputs as
+    /// datagrams.
+    Input(Input),
 }
 
 /// The answer to a successful login.

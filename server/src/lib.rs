@@ -27,3 +27,5 @@ pub mod snapshots;
 mod svg;
 pub mod tls;
 pub mod udp;
+mod viewer;
+pub mod webtransport;

@@ -240,6 +240,7 @@ impl Session {
                 end: End::new(DisconnectReason::ClientLeft, "goodbye"),
                 invalid: None,
             },
+            ClientMessage::Input(input) => self.on_input(input, now),
             ClientMessage::Hello { .. } | ClientMessage::Login { .. } => self.strike(
                 InvalidKind::Frame,
                 "hello and login come once, before the welcome".to_owned(),
@@ -268,6 +269,11 @@ impl Session {
                 );
             }
         };
+        self.on_input(input, now)
+    }
+
+    /// Takes a decoded input, from a datagram or the control stream.
+    fn on_input(&mut self, input: protocol::Input, now: Instant) -> Verdict {
         if let Err(bad) = check_command(&input.command, &self.bounds) {
             return self.strike(InvalidKind::Input, bad.to_string(), now);
         }
