@@ -13,6 +13,10 @@ const ACK_EVERY_MS = 100;
 
 const stats = { connected: false, tick: 0, entities: 0, me: null, error: null };
 window.mmoStats = stats;
+// Every body in view, in metres, for automation.
+window.mmoBodies = () => (state.newest ? [...state.newest[1].values()] : []).map((e) => ({
+  id: wire.key(e.id), kind: e.kind, motion: e.motion, x: e.x / 100, y: e.y / 100,
+}));
 
 const canvas = document.getElementById('world');
 const hud = document.getElementById('hud');

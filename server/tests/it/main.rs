@@ -7,8 +7,10 @@
 
 mod auth;
 mod binary;
+mod browser;
 mod http;
 mod net;
 mod persist;
 mod simulate;
 mod swarm;
+mod webdriver;
