@@ -22,7 +22,7 @@ const CHROMIUM_ARGS: [&str; 7] = [
 ];
 
 /// A `chromedriver` process with one browser session; both end when this is dropped.
-pub struct Browser {
+pub(crate) struct Browser {
     driver: Child,
     addr: SocketAddr,
     session: String,
@@ -53,7 +53,7 @@ fn program(var: &str, default: &str) -> PathBuf {
 impl Browser {
     /// Starts `chromedriver` on a free port and a headless Chromium session with a fresh
     /// profile, the window `width` × `height`.
-    pub fn start(width: u32, height: u32) -> Browser {
+    pub(crate) fn start(width: u32, height: u32) -> Browser {
         let driver_path = program("CHROMEDRIVER", "/usr/bin/chromedriver");
         let chromium = program("CHROMIUM", "/usr/bin/chromium");
         let port = TcpListener::bind("127.0.0.1:0")
@@ -111,12 +111,12 @@ impl Browser {
     }
 
     /// Opens `url`.
-    pub fn goto(&self, url: &str) {
+    pub(crate) fn goto(&self, url: &str) {
         self.command("POST", "/url", Some(&json!({ "url": url })));
     }
 
     /// Runs `script` (a function body; `return` gives the value) in the page.
-    pub fn eval(&self, script: &str) -> Value {
+    pub(crate) fn eval(&self, script: &str) -> Value {
         self.command(
             "POST",
             "/execute/sync",
@@ -126,7 +126,7 @@ impl Browser {
 
     /// Waits until `script` returns a value `done` accepts; returns it, or panics naming
     /// the last value after `limit`.
-    pub fn wait_for(&self, script: &str, limit: Duration, done: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn wait_for(&self, script: &str, limit: Duration, done: impl Fn(&Value) -> bool) -> Value {
         let started = Instant::now();
         loop {
             let value = self.eval(script);
@@ -142,7 +142,7 @@ impl Browser {
     }
 
     /// A real mouse click (pointer move, down, up) at viewport pixel `(x, y)`.
-    pub fn click_at(&self, x: i64, y: i64) {
+    pub(crate) fn click_at(&self, x: i64, y: i64) {
         let actions = json!({ "actions": [{
             "type": "pointer", "id": "mouse", "parameters": { "pointerType": "mouse" },
             "actions": [
@@ -155,7 +155,7 @@ impl Browser {
     }
 
     /// A PNG of the window.
-    pub fn screenshot(&self) -> Vec<u8> {
+    pub(crate) fn screenshot(&self) -> Vec<u8> {
         let encoded = self.command("GET", "/screenshot", None);
         base64_decode(encoded.as_str().expect("a base64 screenshot"))
     }
