@@ -12,5 +12,6 @@ mod http;
 mod net;
 mod persist;
 mod simulate;
+mod streams;
 mod swarm;
 mod webdriver;

@@ -126,7 +126,12 @@ impl Browser {
 
     /// Waits until `script` returns a value `done` accepts; returns it, or panics naming
     /// the last value after `limit`.
-    pub(crate) fn wait_for(&self, script: &str, limit: Duration, done: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn wait_for(
+        &self,
+        script: &str,
+        limit: Duration,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
         let started = Instant::now();
         loop {
             let value = self.eval(script);
