@@ -23,6 +23,14 @@ pub struct QPos {
     pub y_cm: i32,
 }
 
+impl NetId {
+    /// No entity: the welcome of a spectator ([`ClientMessage::Spectate`]) names it.
+    pub const NONE: NetId = NetId {
+        index: u32::MAX,
+        generation: u32::MAX,
+    };
+}
+
 impl QPos {
     /// Quantizes a point in metres (non-finite coordinates become 0; out-of-range ones
     /// saturate).
@@ -217,6 +225,23 @@ pub enum ClientMessage {
     /// after the others in protocol version 1; a client with datagrams sends inputs as
     /// datagrams.
     Input(Input),
+    /// Second frame, instead of [`ClientMessage::Login`]: watch without a character. The
+    /// name and token follow the login's rules. The welcome's `entity` is
+    /// [`NetId::NONE`]; snapshots show what is within the view radius of the spectator's
+    /// point, which starts at (`x`, `y`) (metres, clamped into the map's bounds) and moves
+    /// with every [`Command::MoveTo`] the spectator sends (other commands do nothing). A
+    /// spectator holds no character, so it is not saved and does not hold its account's
+    /// one live session. Added after the others in protocol version 1.
+    Spectate {
+        /// Display name, as in the login.
+        name: String,
+        /// The login token, as in the login.
+        token: Option<String>,
+        /// Where the view starts, x, metres.
+        x: f32,
+        /// Where the view starts, y, metres.
+        y: f32,
+    },
 }
 
 /// The answer to a successful login.

@@ -96,21 +96,29 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
         mut send,
         mut recv,
         name,
+        spectate,
         reader,
     } = match opened {
         Opened::Ready(open) => *open,
         Opened::Refused { send, end } => return disconnect(&conn, Some(send), end, &ctx).await,
         Opened::Lost => return lost(&ctx),
     };
-    // Held until the session ends, however it ends: the account is free again after.
-    let Some(_claim) = ctx.accounts.claim(&name) else {
-        let rejected = Rejected::already_logged_in(&name);
-        ctx.metrics.login_rejected(rejected.why);
-        return disconnect(&conn, Some(send), rejected.end, &ctx).await;
+    // Held until the session ends, however it ends: the account is free again after. A
+    // spectator holds no character, so it claims nothing.
+    let _claim = match spectate {
+        Some(_) => None,
+        None => match ctx.accounts.claim(&name) {
+            Some(claim) => Some(claim),
+            None => {
+                let rejected = Rejected::already_logged_in(&name);
+                ctx.metrics.login_rejected(rejected.why);
+                return disconnect(&conn, Some(send), rejected.end, &ctx).await;
+            }
+        },
     };
 
     let (kick_tx, mut kick_rx) = mpsc::channel(4);
-    let joined = match join_world(session, &name, &link, kick_tx, &ctx).await {
+    let joined = match join_world(session, &name, spectate, &link, kick_tx, &ctx).await {
         Ok(joined) => joined,
         Err(end) => return disconnect(&conn, Some(send), end, &ctx).await,
     };
@@ -168,6 +176,8 @@ struct Open {
     send: SendStream,
     recv: RecvStream,
     name: String,
+    /// Where a spectator's view starts; `None` for a player.
+    spectate: Option<(f32, f32)>,
     reader: FrameReader,
 }
 
@@ -200,6 +210,7 @@ enum Frame {
 async fn join_world(
     session: SessionId,
     name: &str,
+    spectate: Option<(f32, f32)>,
     link: &Link,
     kick: mpsc::Sender<Kick>,
     ctx: &SessionContext,
@@ -207,6 +218,7 @@ async fn join_world(
     let (reply, answer) = oneshot::channel();
     // A known account resumes where it was saved on this map; a new one spawns as usual.
     let resume_at = match &ctx.persist {
+        _ if spectate.is_some() => None,
         None => None,
         Some(persist) => match persist.load(name).await {
             Ok(Some(character)) if character.map == ctx.map_id => {
@@ -225,6 +237,7 @@ async fn join_world(
         session,
         name: name.to_owned(),
         resume_at,
+        spectate: spectate.map(|(x, y)| sim::Vec2::new(x, y)),
         sink: link.sink(),
         kick,
         reply,
@@ -270,12 +283,13 @@ async fn handshake(conn: &Connection, ctx: &SessionContext) -> Opened {
         };
         match machine.on_frame(message, unix_secs_now()) {
             HandshakeStep::AwaitLogin => {}
-            HandshakeStep::Join { name } => {
+            HandshakeStep::Join { name, spectate } => {
                 return Opened::Ready(Box::new(Open {
                     link,
                     send,
                     recv,
                     name,
+                    spectate,
                     reader,
                 }));
             }

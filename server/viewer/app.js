@@ -7,11 +7,14 @@ const COLOURS = {
   repulsed: '#ea4335', player: '#4285f4',
 };
 const VIEW_ACROSS_M = 60;
+const ZOOM_LIMITS_M = [15, 400];
+const PAN_SEND_MS = 100;
+const spectating = new URLSearchParams(location.search).has('spectate');
 const HISTORY = 64;
 const RESEND_MS = 300;
 const ACK_EVERY_MS = 100;
 
-const stats = { connected: false, tick: 0, entities: 0, me: null, error: null };
+const stats = { connected: false, tick: 0, entities: 0, me: null, error: null, spectating };
 window.mmoStats = stats;
 // Every body in view, in metres, for automation.
 window.mmoBodies = () => (state.newest ? [...state.newest[1].values()] : []).map((e) => ({
@@ -33,6 +36,10 @@ const state = {
   datagrams: null,
   map: null, // {canvas, scale, bounds}
   selected: null,
+  across: VIEW_ACROSS_M, // metres across the canvas's shorter side
+  centre: null, // a spectator's view centre, metres
+  drag: null, // {x, y, moved}
+  lastPan: 0,
 };
 
 function fail(text) {
@@ -87,7 +94,14 @@ async function connect() {
   const name = new URLSearchParams(location.search).get('name')
     || `guest-${Math.floor(Math.random() * 1e6)}`;
   await state.writer.write(wire.hello());
-  await state.writer.write(wire.login(name, null));
+  if (spectating) {
+    await mapLoaded;
+    const b = state.map ? state.map.bounds : { minX: 0, minY: 0, maxX: 0, maxY: 0 };
+    state.centre = { x: (b.minX + b.maxX) / 2, y: (b.minY + b.maxY) / 2 };
+    await state.writer.write(wire.spectate(name, null, state.centre.x, state.centre.y));
+  } else {
+    await state.writer.write(wire.login(name, null));
+  }
   readControl(stream.readable.getReader());
   readDatagrams(transport.datagrams.readable.getReader());
 }
@@ -138,7 +152,7 @@ function onSnapshot(snap) {
   if (state.order && snap.lastInputSeq >= state.order.seq) state.order = null;
   stats.tick = snap.tick;
   stats.entities = view.size;
-  const me = state.welcome && view.get(wire.key(state.welcome.entity));
+  const me = !spectating && state.welcome && view.get(wire.key(state.welcome.entity));
   stats.me = me ? { x: me.x / 100, y: me.y / 100 } : null;
   sendInput(false);
 }
@@ -150,7 +164,10 @@ function sendInput(force) {
   if (!force && !resend && now - state.lastSent < ACK_EVERY_MS) return;
   state.seq += 1;
   let command = { kind: 'nothing' };
-  if (state.order && (force || resend)) {
+  if (spectating && state.centre && (force || now - state.lastPan >= PAN_SEND_MS)) {
+    state.lastPan = now;
+    command = { kind: 'moveTo', x: state.centre.x, y: state.centre.y };
+  } else if (state.order && (force || resend)) {
     state.order.seq = state.seq;
     state.order.sentAt = now;
     command = { kind: 'moveTo', x: state.order.x, y: state.order.y };
@@ -160,14 +177,14 @@ function sendInput(force) {
   state.datagrams.write(wire.inputDatagram(state.seq, ack, command)).catch(() => {});
 }
 
-// World metres to screen pixels: centred on the own character, VIEW_ACROSS_M across the
-// canvas's shorter side.
+// World metres to screen pixels: centred on the own character (a spectator: on its view
+// centre), `state.across` metres across the canvas's shorter side.
 function camera() {
-  const centre = stats.me ?? (state.welcome
-    ? { x: (state.welcome.bounds.minX + state.welcome.bounds.maxX) / 2,
-      y: (state.welcome.bounds.minY + state.welcome.bounds.maxY) / 2 }
+  const bounds = state.welcome ? state.welcome.bounds : null;
+  const centre = (spectating ? state.centre : stats.me) ?? (bounds
+    ? { x: (bounds.minX + bounds.maxX) / 2, y: (bounds.minY + bounds.maxY) / 2 }
     : { x: 0, y: 0 });
-  const ppm = Math.min(canvas.width, canvas.height) / VIEW_ACROSS_M;
+  const ppm = Math.min(canvas.width, canvas.height) / state.across;
   return {
     ppm,
     toScreen: (x, y) => [(x - centre.x) * ppm + canvas.width / 2, (y - centre.y) * ppm + canvas.height / 2],
@@ -175,13 +192,47 @@ function camera() {
   };
 }
 
-canvas.addEventListener('click', (event) => {
+function canvasPoint(event) {
   const rect = canvas.getBoundingClientRect();
-  const at = camera().toWorld(
+  return [
     (event.clientX - rect.left) * (canvas.width / rect.width),
     (event.clientY - rect.top) * (canvas.height / rect.height),
-  );
-  // A click on a body selects it; elsewhere the character walks there.
+  ];
+}
+
+canvas.addEventListener('wheel', (event) => {
+  event.preventDefault();
+  const factor = event.deltaY > 0 ? 1.2 : 1 / 1.2;
+  state.across = Math.min(ZOOM_LIMITS_M[1], Math.max(ZOOM_LIMITS_M[0], state.across * factor));
+}, { passive: false });
+
+// A spectator pans by dragging; the server moves its view with it.
+canvas.addEventListener('mousedown', (event) => {
+  state.drag = { x: event.clientX, y: event.clientY, moved: false };
+});
+canvas.addEventListener('mousemove', (event) => {
+  if (!state.drag || !spectating || !state.centre) return;
+  const dx = event.clientX - state.drag.x;
+  const dy = event.clientY - state.drag.y;
+  if (!state.drag.moved && Math.hypot(dx, dy) < 4) return;
+  state.drag.moved = true;
+  const ppm = camera().ppm;
+  state.centre = { x: state.centre.x - dx / ppm, y: state.centre.y - dy / ppm };
+  state.drag.x = event.clientX;
+  state.drag.y = event.clientY;
+  sendInput(false);
+});
+window.addEventListener('mouseup', () => {
+  if (state.drag && state.drag.moved) sendInput(true);
+});
+
+canvas.addEventListener('click', (event) => {
+  const dragged = state.drag && state.drag.moved;
+  state.drag = null;
+  if (dragged) return;
+  const at = camera().toWorld(...canvasPoint(event));
+  // A click on a body selects it; elsewhere the character walks there (a spectator's view
+  // moves there).
   const hit = state.newest && [...state.newest[1].values()].find(
     (e) => Math.hypot(e.x / 100 - at.x, e.y / 100 - at.y) <= e.radiusCm / 100,
   );
@@ -190,7 +241,11 @@ canvas.addEventListener('click', (event) => {
     return;
   }
   state.selected = null;
-  state.order = { seq: 0, x: at.x, y: at.y, sentAt: 0 };
+  if (spectating) {
+    state.centre = at;
+  } else {
+    state.order = { seq: 0, x: at.x, y: at.y, sentAt: 0 };
+  }
   sendInput(true);
 });
 
@@ -206,6 +261,17 @@ function draw() {
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(state.map.canvas, x0, y0, state.map.canvas.width / scale * cam.ppm,
       state.map.canvas.height / scale * cam.ppm);
+  }
+  if (spectating && state.centre && state.welcome) {
+    // The region the server shows a spectator: the view radius around its centre.
+    const [cx, cy] = cam.toScreen(state.centre.x, state.centre.y);
+    ctx.beginPath();
+    ctx.arc(cx, cy, state.welcome.viewRadiusM * cam.ppm, 0, 2 * Math.PI);
+    ctx.setLineDash([6, 6]);
+    ctx.strokeStyle = '#ffffff80';
+    ctx.lineWidth = 1;
+    ctx.stroke();
+    ctx.setLineDash([]);
   }
   const meKey = state.welcome && wire.key(state.welcome.entity);
   if (state.newest) {
@@ -230,7 +296,7 @@ function draw() {
   }
   const selected = state.selected && state.newest && state.newest[1].get(state.selected);
   hud.textContent = [
-    stats.error ?? (stats.connected ? 'connected' : 'connecting…'),
+    stats.error ?? (stats.connected ? (spectating ? 'spectating' : 'connected') : 'connecting…'),
     `tick ${stats.tick}`,
     `${stats.entities} in view`,
     stats.me ? `me ${stats.me.x.toFixed(1)}, ${stats.me.y.toFixed(1)}` : '',
@@ -239,6 +305,6 @@ function draw() {
   requestAnimationFrame(draw);
 }
 
-loadMap().catch((err) => console.warn('no map:', err));
+const mapLoaded = loadMap().catch((err) => console.warn('no map:', err));
 requestAnimationFrame(draw);
 connect().catch((err) => fail(`cannot connect: ${err}`));

@@ -117,6 +117,14 @@ export function login(name, token) {
   return frame(w.done());
 }
 
+/** Logs in as a spectator whose view starts at (x, y), metres. */
+export function spectate(name, token, x, y) {
+  const w = new Writer().varint(6).string(name);
+  w.option(token, (t) => w.string(t));
+  w.f32(x).f32(y);
+  return frame(w.done());
+}
+
 export function leave() {
   return frame(new Writer().varint(4).done());
 }

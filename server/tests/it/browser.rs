@@ -1,7 +1,8 @@
 //! The viewer page in a real browser: Debian's headless Chromium, driven over WebDriver,
 //! opens `/`, joins over WebTransport (HTTP/3 on the server's QUIC port, the generated
 //! certificate accepted by its hash), shows entities, and walks its character where a real
-//! mouse click lands. A screenshot is kept in `target/artifacts/viewer.png`.
+//! mouse click lands; `/?spectate` watches without a character and pans by dragging.
+//! Screenshots are kept in `target/artifacts/viewer.png` and `spectator.png`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -55,10 +56,19 @@ for (const b of bodies) {
 return null;
 "#;
 
+/// The mean position of the bodies the page shows.
+const CENTROID: &str = r#"
+const b = window.mmoBodies();
+if (b.length === 0) return { n: 0 };
+return { n: b.length, x: b.reduce((s, e) => s + e.x, 0) / b.length,
+  y: b.reduce((s, e) => s + e.y, 0) / b.length };
+"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_viewer_plays_over_webtransport_in_chromium() {
     let server = start(config(400)).await.unwrap();
     let page = format!("http://{}/?name=browser", server.metrics_addr);
+    let spectate = format!("http://{}/?spectate&name=watcher", server.metrics_addr);
     tokio::task::spawn_blocking(move || {
         let browser = Browser::start(1000, 800);
         browser.goto(&page);
@@ -80,6 +90,29 @@ async fn the_viewer_plays_over_webtransport_in_chromium() {
         let png = browser.screenshot();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG screenshot");
         std::fs::write(artifacts().join("viewer.png"), png).unwrap();
+
+        // A spectator has no character and sees the NPCs of its region; dragging the map
+        // moves the region, and the server sends what is there.
+        browser.goto(&spectate);
+        let watching = browser.wait_for(STATS, Duration::from_secs(30), |stats| {
+            stats["connected"] == true
+                && stats["spectating"] == true
+                && stats["me"].is_null()
+                && stats["entities"].as_u64() >= Some(5)
+        });
+        let npcs = browser.eval("return window.mmoBodies().filter((b) => b.kind === 'npc').length");
+        assert!(npcs.as_u64() >= Some(5), "{watching}");
+        let before = browser.eval(CENTROID);
+        // Dragging the map to the right moves the view centre to the left (smaller x).
+        browser.drag(500, 330, 250, 0);
+        let moved = browser.wait_for(CENTROID, Duration::from_secs(15), |now| {
+            let (Some(a), Some(b)) = (before["x"].as_f64(), now["x"].as_f64()) else {
+                return false;
+            };
+            a - b > 8.0
+        });
+        assert!(moved["n"].as_u64() > Some(0));
+        std::fs::write(artifacts().join("spectator.png"), browser.screenshot()).unwrap();
     })
     .await
     .unwrap();

@@ -159,6 +159,24 @@ impl Browser {
         self.command("POST", "/actions", Some(&actions));
     }
 
+    /// A real mouse drag from viewport pixel `(x, y)` by `(dx, dy)`, in steps.
+    pub(crate) fn drag(&self, x: i64, y: i64, dx: i64, dy: i64) {
+        let mut steps = vec![
+            json!({ "type": "pointerMove", "origin": "viewport", "x": x, "y": y, "duration": 0 }),
+            json!({ "type": "pointerDown", "button": 0 }),
+        ];
+        for i in 1..=10 {
+            steps.push(json!({ "type": "pointerMove", "origin": "viewport",
+                "x": x + dx * i / 10, "y": y + dy * i / 10, "duration": 20 }));
+        }
+        steps.push(json!({ "type": "pointerUp", "button": 0 }));
+        let actions = json!({ "actions": [{
+            "type": "pointer", "id": "mouse", "parameters": { "pointerType": "mouse" },
+            "actions": steps
+        }]});
+        self.command("POST", "/actions", Some(&actions));
+    }
+
     /// A PNG of the window.
     pub(crate) fn screenshot(&self) -> Vec<u8> {
         let encoded = self.command("GET", "/screenshot", None);
