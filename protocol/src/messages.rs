@@ -347,8 +347,9 @@ pub enum DisconnectReason {
     ClientLeft,
     /// Something went wrong on the server.
     Internal,
-    /// The client's QUIC connection does not accept datagrams (RFC 9221), or only ones
-    /// too small for a snapshot, so it could never be sent what it sees. Refused at login.
+    /// The client's QUIC connection accepts datagrams (RFC 9221), but only ones too small
+    /// for a snapshot, so it could never be sent what it sees. Refused at login. (A
+    /// connection that accepts no datagrams at all gets its snapshots on a stream.)
     /// Added after the others in protocol version 1: an older client fails to decode it
     /// (an unknown variant, an unknown close code) rather than taking it for another
     /// reason, and only a client that could not play anyway ever receives it.

@@ -6,8 +6,10 @@
 //! and arrive no faster than the input rate. Invalid messages are dropped and counted, the
 //! client is told (`Event::InvalidInput`, at most once a second), and after
 //! [`protocol::MAX_INVALID_MESSAGES`] the session ends with `TooManyInvalid`. A client
-//! whose QUIC connection takes no datagrams big enough for a snapshot is refused at login
-//! with `DatagramsUnsupported`.
+//! whose QUIC connection takes datagrams, but none big enough for a snapshot, is refused
+//! at login with `DatagramsUnsupported`; one that takes none at all gets its snapshots on a
+//! stream ([`link`]). Browsers come over WebTransport ([`crate::webtransport`]), which
+//! [`link`] hides from the rest.
 //!
 //! Logins are checked in [`login`]: with a public key configured the login's token must be
 //! signed for it and name the login's account; one account has at most one live session
