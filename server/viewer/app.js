@@ -120,6 +120,7 @@ async function readControl(reader) {
       if (message.type === 'welcome') {
         state.welcome = message;
         stats.connected = true;
+        updateMe();
       } else if (message.type === 'disconnect') {
         fail(`disconnected (${message.reason}): ${message.text}`);
       }
@@ -152,9 +153,15 @@ function onSnapshot(snap) {
   if (state.order && snap.lastInputSeq >= state.order.seq) state.order = null;
   stats.tick = snap.tick;
   stats.entities = view.size;
-  const me = !spectating && state.welcome && view.get(wire.key(state.welcome.entity));
-  stats.me = me ? { x: me.x / 100, y: me.y / 100 } : null;
+  updateMe();
   sendInput(false);
+}
+
+// The own character's position from the newest view (snapshots may come before the welcome).
+function updateMe() {
+  const view = state.newest && state.newest[1];
+  const me = !spectating && state.welcome && view && view.get(wire.key(state.welcome.entity));
+  stats.me = me ? { x: me.x / 100, y: me.y / 100 } : null;
 }
 
 function sendInput(force) {
