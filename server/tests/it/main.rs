@@ -15,3 +15,4 @@ mod simulate;
 mod streams;
 mod swarm;
 mod webdriver;
+mod webtransport;
