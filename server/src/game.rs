@@ -21,7 +21,7 @@ use sim::{Brain, EntityId, Input, Kind, PhaseClock, Vec2, World, WorldConfig};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, error, info, warn};
 
-use crate::interest::{Frame, ViewRange, net_id};
+use crate::interest::{ViewRange, capture, net_id};
 use crate::metrics::{InputDrop, Metrics, Phase};
 use crate::persist::{Saver, now_ms};
 use crate::sample::SpawnPlacer;
@@ -516,7 +516,7 @@ impl Game {
             self.metrics.npcs.set(bodies.saturating_sub(players));
             return None;
         }
-        let frame = Frame::capture(&self.world, self.config.view);
+        let frame = capture(&self.world, self.config.view);
         let clients = self
             .clients
             .iter()
