@@ -49,6 +49,8 @@ pub struct Running {
     pub metrics_addr: SocketAddr,
     /// SHA-256 of its certificate, for clients to pin.
     pub fingerprint: Fingerprint,
+    /// The admin API's address; `None` when it is off (no token configured).
+    pub admin_addr: Option<SocketAddr>,
     /// Its metrics.
     pub metrics: Arc<Metrics>,
     shutdown: Arc<watch::Sender<bool>>,
@@ -116,6 +118,7 @@ pub async fn start(config: Config) -> Result<Running> {
     config.validate()?;
     let (mesh, map_id) = load_map(&config)?;
     let auth_key = config.load_auth_key()?;
+    let admin_token = config.load_admin_token()?;
     let mesh = Arc::new(mesh);
     let identity = match (&config.cert, &config.key) {
         (Some(cert), Some(key)) => Identity::from_pem_files(cert, key)?,
@@ -209,6 +212,7 @@ pub async fn start(config: Config) -> Result<Running> {
             spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
             max_clients: config.max_clients,
             view,
+            doors: config.doors.clone(),
         },
         Arc::clone(&metrics),
     );
@@ -222,6 +226,19 @@ pub async fn start(config: Config) -> Result<Running> {
         workers: config.snapshot_workers as usize,
     };
     let (world_tx, world_rx) = mpsc::channel(INBOX);
+    let admin_addr = crate::admin::start(
+        config.admin_listen,
+        admin_token,
+        |token| crate::admin::AdminState {
+            token,
+            world: world_tx.clone(),
+            metrics: Arc::clone(&metrics),
+            map_id: map_id.clone(),
+        },
+        shutdown_rx.clone(),
+    )
+    .await?
+    .map(|(addr, _task)| addr);
     let stop = Arc::new(AtomicBool::new(false));
     // The sender is dropped when the thread ends, however it ends (a panic included), so
     // the accept loop learns at once if the world stops before a shutdown.
@@ -290,6 +307,7 @@ pub async fn start(config: Config) -> Result<Running> {
         quic_addr,
         metrics_addr,
         fingerprint,
+        admin_addr,
         metrics,
         shutdown: shutdown_tx,
         task,

@@ -40,6 +40,7 @@ mod brains;
 mod circling;
 mod contacts;
 mod inputs;
+mod inspect;
 mod integrate;
 mod obstacles;
 mod paths;
@@ -48,6 +49,7 @@ mod steering;
 
 use bodies::BodySet;
 pub use bodies::BodyView;
+pub use inspect::BodyDetail;
 use circling::CirclingScratch;
 use contacts::Contacts;
 use obstacles::Obstacles;

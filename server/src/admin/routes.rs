@@ -1,0 +1,330 @@
+//! The admin API's routes and handlers: each parses its id and body, asks the world thread
+//! and turns the answer into JSON (see the module docs of [`crate::admin`] for the status
+//! codes). Every route here is documented in `server/openapi/admin.json`; a test reads
+//! the `.route(` lines of this file to hold the two together.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{Method, StatusCode, Uri};
+use axum::middleware::from_fn_with_state;
+use axum::response::Response;
+use axum::routing::{delete, get, post};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::oneshot;
+use tokio::time::timeout;
+
+use super::{AdminState, MAX_BODY_BYTES, WORLD_REPLY_TIMEOUT, auth, error, json};
+use crate::game::admin::{AdminRefusal, AdminRequest, MAX_SPAWN_PER_REQUEST, Reply};
+use crate::game::{SessionId, ToWorld};
+
+type Shared = State<Arc<AdminState>>;
+
+/// The routes behind the token check (which also guards the fallbacks).
+pub(super) fn router(state: Arc<AdminState>) -> Router {
+    Router::new()
+        .route("/admin/world", get(world))
+        .route("/admin/sessions", get(sessions))
+        .route("/admin/sessions/{id}/kick", post(kick))
+        .route("/admin/entities/{id}", get(entity))
+        .route("/admin/doors/{id}", post(door))
+        .route("/admin/npcs", post(spawn_npcs))
+        .route("/admin/npcs/{id}", delete(despawn_npc))
+        .fallback(|method: Method, uri: Uri| async move {
+            error(
+                StatusCode::NOT_FOUND,
+                &format!("no route {method} {}", uri.path()),
+            )
+        })
+        .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
+            error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &format!("{} does not take {method}", uri.path()),
+            )
+        })
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(from_fn_with_state(Arc::clone(&state), auth::require_token))
+        .with_state(state)
+}
+
+/// Sends a request to the world and waits for its answer, within [`WORLD_REPLY_TIMEOUT`]
+/// for the two together (a full inbox counts against the same deadline).
+async fn ask<T>(
+    state: &AdminState,
+    request: impl FnOnce(Reply<T>) -> AdminRequest,
+) -> Result<T, Response> {
+    let (reply, answer) = oneshot::channel();
+    let asked = async {
+        state
+            .world
+            .send(ToWorld::Admin(request(reply)))
+            .await
+            .map_err(|_| ())?;
+        answer.await.map_err(|_| ())
+    };
+    match timeout(WORLD_REPLY_TIMEOUT, asked).await {
+        Ok(Ok(Ok(value))) => Ok(value),
+        Ok(Ok(Err(refusal))) => Err(refused(&refusal)),
+        Ok(Err(())) => Err(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the world has stopped",
+        )),
+        Err(_) => {
+            state.metrics.admin_world_busy.inc();
+            Err(error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the world did not answer in time; try again",
+            ))
+        }
+    }
+}
+
+fn refused(refusal: &AdminRefusal) -> Response {
+    let status = match refusal {
+        AdminRefusal::NoSuchSession(_)
+        | AdminRefusal::NoSuchEntity(_)
+        | AdminRefusal::NoSuchDoor { .. } => StatusCode::NOT_FOUND,
+        AdminRefusal::NotAnNpc(_) | AdminRefusal::TooManyNpcs { .. } => StatusCode::CONFLICT,
+        AdminRefusal::NotWalkable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        AdminRefusal::NotApplied => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    error(status, &refusal.to_string())
+}
+
+fn bad_request(text: String) -> Response {
+    error(StatusCode::BAD_REQUEST, &text)
+}
+
+/// The `{id}` of a route, as text.
+fn path_id(path: Result<Path<String>, PathRejection>) -> Result<String, Response> {
+    path.map(|Path(id)| id)
+        .map_err(|rejection| bad_request(format!("bad path: {}", rejection.body_text())))
+}
+
+/// An entity id written `index.generation`.
+fn entity_id(text: &str) -> Result<sim::EntityId, Response> {
+    let parsed = text
+        .split_once('.')
+        .and_then(|(index, generation)| Some((index.parse().ok()?, generation.parse().ok()?)));
+    let Some((index, generation)) = parsed else {
+        return Err(bad_request(format!(
+            "bad entity id {text:?}: expected index.generation, two whole numbers such as 12.0"
+        )));
+    };
+    Ok(sim::EntityId { index, generation })
+}
+
+/// A JSON body; an empty body reads as `{}` when `empty_ok`.
+fn body<T: DeserializeOwned>(
+    bytes: Result<Bytes, BytesRejection>,
+    empty_ok: bool,
+) -> Result<T, Response> {
+    let bytes = bytes.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("the body is over {MAX_BODY_BYTES} bytes"),
+            )
+        } else {
+            bad_request(format!("cannot read the body: {}", rejection.body_text()))
+        }
+    })?;
+    let text: &[u8] = if empty_ok && bytes.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        &bytes
+    };
+    serde_json::from_slice(text).map_err(|err| bad_request(format!("bad JSON body: {err}")))
+}
+
+async fn world(State(state): Shared) -> Response {
+    #[derive(serde::Serialize)]
+    struct Answer<'a> {
+        map_id: &'a str,
+        #[serde(flatten)]
+        world: crate::game::admin::WorldInfo,
+    }
+    match ask(&state, AdminRequest::World).await {
+        Ok(world) => json(
+            StatusCode::OK,
+            &Answer {
+                map_id: &state.map_id,
+                world,
+            },
+        ),
+        Err(response) => response,
+    }
+}
+
+async fn sessions(State(state): Shared) -> Response {
+    match ask(&state, AdminRequest::Sessions).await {
+        Ok(sessions) => json(
+            StatusCode::OK,
+            &serde_json::json!({ "sessions": sessions }),
+        ),
+        Err(response) => response,
+    }
+}
+
+/// `POST /admin/sessions/{id}/kick`'s optional body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KickBody {
+    /// For the client's user.
+    #[serde(default)]
+    text: Option<String>,
+}
+
+/// Longest kick text, characters (it travels in a control frame and a close reason).
+const MAX_KICK_TEXT: usize = 200;
+
+async fn kick(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Response {
+    let result = async {
+        let id = path_id(path)?;
+        let session: SessionId = id.parse().map_err(|_| {
+            bad_request(format!("bad session id {id:?}: expected a whole number"))
+        })?;
+        let KickBody { text } = body(bytes, true)?;
+        let text = text.unwrap_or_else(|| "kicked by an operator".to_owned());
+        if text.chars().count() > MAX_KICK_TEXT {
+            return Err(bad_request(format!(
+                "text is over {MAX_KICK_TEXT} characters"
+            )));
+        }
+        ask(&state, |reply| AdminRequest::Kick {
+            session,
+            text,
+            reply,
+        })
+        .await?;
+        Ok(json(
+            StatusCode::OK,
+            &serde_json::json!({ "kicked": session }),
+        ))
+    };
+    result.await.unwrap_or_else(|response| response)
+}
+
+async fn entity(State(state): Shared, path: Result<Path<String>, PathRejection>) -> Response {
+    let result = async {
+        let id = entity_id(&path_id(path)?)?;
+        let info = ask(&state, |reply| AdminRequest::Entity { id, reply }).await?;
+        Ok(json(StatusCode::OK, &info))
+    };
+    result.await.unwrap_or_else(|response| response)
+}
+
+/// `POST /admin/doors/{id}`'s body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DoorBody {
+    /// The door's new state.
+    closed: bool,
+}
+
+async fn door(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Response {
+    let result = async {
+        let id = path_id(path)?;
+        let door: usize = id
+            .parse()
+            .map_err(|_| bad_request(format!("bad door id {id:?}: expected a whole number")))?;
+        let DoorBody { closed } = body(bytes, false)?;
+        let info = ask(&state, |reply| AdminRequest::SetDoor {
+            door,
+            closed,
+            reply,
+        })
+        .await?;
+        Ok(json(StatusCode::OK, &info))
+    };
+    result.await.unwrap_or_else(|response| response)
+}
+
+/// `POST /admin/npcs`'s body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpawnBody {
+    /// How many (default 1).
+    #[serde(default = "one")]
+    count: u32,
+    /// Around this point, `[x, y]` in metres.
+    #[serde(default)]
+    at: Option<[f32; 2]>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+async fn spawn_npcs(State(state): Shared, bytes: Result<Bytes, BytesRejection>) -> Response {
+    let result = async {
+        let SpawnBody { count, at } = body(bytes, true)?;
+        if !(1..=MAX_SPAWN_PER_REQUEST).contains(&count) {
+            return Err(bad_request(format!(
+                "count must be between 1 and {MAX_SPAWN_PER_REQUEST}, got {count}"
+            )));
+        }
+        if let Some([x, y]) = at
+            && !(x.is_finite() && y.is_finite())
+        {
+            return Err(bad_request(format!(
+                "at must be two finite numbers (metres), got [{x}, {y}]"
+            )));
+        }
+        let at = at.map(|[x, y]| sim::Vec2::new(x, y));
+        let ids = ask(&state, |reply| AdminRequest::SpawnNpcs { count, at, reply }).await?;
+        let ids: Vec<String> = ids
+            .iter()
+            .map(|id| format!("{}.{}", id.index, id.generation))
+            .collect();
+        Ok(json(
+            StatusCode::CREATED,
+            &serde_json::json!({ "ids": ids }),
+        ))
+    };
+    result.await.unwrap_or_else(|response| response)
+}
+
+async fn despawn_npc(State(state): Shared, path: Result<Path<String>, PathRejection>) -> Response {
+    let result = async {
+        let text = path_id(path)?;
+        let id = entity_id(&text)?;
+        ask(&state, |reply| AdminRequest::DespawnNpc { id, reply }).await?;
+        Ok(json(
+            StatusCode::OK,
+            &serde_json::json!({ "removed": text }),
+        ))
+    };
+    result.await.unwrap_or_else(|response| response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entity_ids_are_index_dot_generation() {
+        assert_eq!(
+            entity_id("12.3").ok(),
+            Some(sim::EntityId {
+                index: 12,
+                generation: 3
+            })
+        );
+        for bad in ["12", "12.", ".3", "a.b", "-1.0", "1.2.3", "99999999999.0", ""] {
+            assert!(entity_id(bad).is_err(), "{bad}");
+        }
+    }
+}
