@@ -322,7 +322,11 @@ impl Config {
         if self.admin_token.is_some() && self.admin_token_file.is_some() {
             return Err(ConfigError::AdminTokenTwice);
         }
-        if let Some(at) = self.doors.iter().position(|d| !d.iter().all(|v| v.is_finite())) {
+        if let Some(at) = self
+            .doors
+            .iter()
+            .position(|d| !d.iter().all(|v| v.is_finite()))
+        {
             return Err(ConfigError::DoorNotFinite { door: at });
         }
         Ok(())

@@ -412,7 +412,9 @@ async fn accept_loop(
                 });
             }
             Some(_) = sessions.join_next(), if !sessions.is_empty() => {}
-            _ = shutdown.changed() => break,
+            // `wait_for` sees a shutdown begun before this task first ran, which
+            // `changed` on a receiver subscribed after it would miss.
+            () = async { let _ = shutdown.wait_for(|&stopping| stopping).await; } => break,
             _ = &mut world.ended => {
                 error!("the world thread stopped unexpectedly; shutting down");
                 world_failed = true;

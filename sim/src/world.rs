@@ -49,9 +49,9 @@ mod steering;
 
 use bodies::BodySet;
 pub use bodies::BodyView;
-pub use inspect::BodyDetail;
 use circling::CirclingScratch;
 use contacts::Contacts;
+pub use inspect::BodyDetail;
 use obstacles::Obstacles;
 use paths::PathQueue;
 

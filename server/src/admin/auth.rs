@@ -24,9 +24,7 @@ pub struct AdminToken(String);
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AdminTokenError {
     /// Fewer than [`MIN_TOKEN_CHARS`] or more than [`MAX_TOKEN_CHARS`] characters.
-    #[error(
-        "the admin token must have {MIN_TOKEN_CHARS} to {MAX_TOKEN_CHARS} characters, got {0}"
-    )]
+    #[error("the admin token must have {MIN_TOKEN_CHARS} to {MAX_TOKEN_CHARS} characters, got {0}")]
     Length(usize),
     /// A character that an `Authorization` header cannot carry as is.
     #[error("the admin token must be visible ASCII without spaces (as in a bearer token)")]

@@ -162,10 +162,7 @@ async fn world(State(state): Shared) -> Response {
 
 async fn sessions(State(state): Shared) -> Response {
     match ask(&state, AdminRequest::Sessions).await {
-        Ok(sessions) => json(
-            StatusCode::OK,
-            &serde_json::json!({ "sessions": sessions }),
-        ),
+        Ok(sessions) => json(StatusCode::OK, &serde_json::json!({ "sessions": sessions })),
         Err(response) => response,
     }
 }
@@ -189,9 +186,9 @@ async fn kick(
 ) -> Response {
     let result = async {
         let id = path_id(path)?;
-        let session: SessionId = id.parse().map_err(|_| {
-            bad_request(format!("bad session id {id:?}: expected a whole number"))
-        })?;
+        let session: SessionId = id
+            .parse()
+            .map_err(|_| bad_request(format!("bad session id {id:?}: expected a whole number")))?;
         let KickBody { text } = body(bytes, true)?;
         let text = text.unwrap_or_else(|| "kicked by an operator".to_owned());
         if text.chars().count() > MAX_KICK_TEXT {
@@ -323,7 +320,16 @@ mod tests {
                 generation: 3
             })
         );
-        for bad in ["12", "12.", ".3", "a.b", "-1.0", "1.2.3", "99999999999.0", ""] {
+        for bad in [
+            "12",
+            "12.",
+            ".3",
+            "a.b",
+            "-1.0",
+            "1.2.3",
+            "99999999999.0",
+            "",
+        ] {
             assert!(entity_id(bad).is_err(), "{bad}");
         }
     }

@@ -337,9 +337,7 @@ impl Game {
             }
             AdminRequest::SpawnNpcs { count, at, reply } => match self.npc_spawns(count, at) {
                 Ok(spawns) => {
-                    self.admin
-                        .spawn_replies
-                        .push((spawns.len(), reply));
+                    self.admin.spawn_replies.push((spawns.len(), reply));
                     self.admin.spawns.extend(spawns);
                 }
                 Err(refusal) => {
@@ -407,7 +405,12 @@ impl Game {
         DoorInfo {
             id: door,
             segment: self.config.doors.get(door).copied().unwrap_or([0.0; 4]),
-            closed: self.world.doors_closed().get(door).copied().unwrap_or(false),
+            closed: self
+                .world
+                .doors_closed()
+                .get(door)
+                .copied()
+                .unwrap_or(false),
         }
     }
 
@@ -493,8 +496,8 @@ impl Game {
     /// The spawn inputs of `count` wandering NPCs: around `at` on a spiral a body's width
     /// apart, or at random walkable points kept clear of walls.
     fn npc_spawns(&mut self, count: u32, at: Option<Vec2>) -> Result<Vec<Input>, AdminRefusal> {
-        let npcs = self.world.bodies().filter(|b| b.kind == Kind::Npc).count()
-            + self.admin.spawns.len();
+        let npcs =
+            self.world.bodies().filter(|b| b.kind == Kind::Npc).count() + self.admin.spawns.len();
         if npcs + count as usize > MAX_NPCS {
             return Err(AdminRefusal::TooManyNpcs { npcs, count });
         }
