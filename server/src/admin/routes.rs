@@ -11,7 +11,7 @@ use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::from_fn_with_state;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -23,6 +23,31 @@ use crate::game::admin::{AdminRefusal, AdminRequest, MAX_SPAWN_PER_REQUEST, Repl
 use crate::game::{SessionId, ToWorld};
 
 type Shared = State<Arc<AdminState>>;
+
+/// An error answer: its status and the text of `{"error": text}`.
+#[derive(Debug)]
+struct ApiError {
+    status: StatusCode,
+    text: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, text: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            text: text.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        error(self.status, &self.text)
+    }
+}
+
+/// What a handler answers.
+type Answer = Result<Response, ApiError>;
 
 /// The routes behind the token check (which also guards the fallbacks).
 pub(super) fn router(state: Arc<AdminState>) -> Router {
@@ -56,7 +81,7 @@ pub(super) fn router(state: Arc<AdminState>) -> Router {
 async fn ask<T>(
     state: &AdminState,
     request: impl FnOnce(Reply<T>) -> AdminRequest,
-) -> Result<T, Response> {
+) -> Result<T, ApiError> {
     let (reply, answer) = oneshot::channel();
     let asked = async {
         state
@@ -69,13 +94,13 @@ async fn ask<T>(
     match timeout(WORLD_REPLY_TIMEOUT, asked).await {
         Ok(Ok(Ok(value))) => Ok(value),
         Ok(Ok(Err(refusal))) => Err(refused(&refusal)),
-        Ok(Err(())) => Err(error(
+        Ok(Err(())) => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "the world has stopped",
         )),
         Err(_) => {
             state.metrics.admin_world_busy.inc();
-            Err(error(
+            Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the world did not answer in time; try again",
             ))
@@ -83,7 +108,7 @@ async fn ask<T>(
     }
 }
 
-fn refused(refusal: &AdminRefusal) -> Response {
+fn refused(refusal: &AdminRefusal) -> ApiError {
     let status = match refusal {
         AdminRefusal::NoSuchSession(_)
         | AdminRefusal::NoSuchEntity(_)
@@ -92,21 +117,21 @@ fn refused(refusal: &AdminRefusal) -> Response {
         AdminRefusal::NotWalkable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         AdminRefusal::NotApplied => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    error(status, &refusal.to_string())
+    ApiError::new(status, refusal.to_string())
 }
 
-fn bad_request(text: String) -> Response {
-    error(StatusCode::BAD_REQUEST, &text)
+fn bad_request(text: String) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, text)
 }
 
 /// The `{id}` of a route, as text.
-fn path_id(path: Result<Path<String>, PathRejection>) -> Result<String, Response> {
+fn path_id(path: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
     path.map(|Path(id)| id)
         .map_err(|rejection| bad_request(format!("bad path: {}", rejection.body_text())))
 }
 
 /// An entity id written `index.generation`.
-fn entity_id(text: &str) -> Result<sim::EntityId, Response> {
+fn entity_id(text: &str) -> Result<sim::EntityId, ApiError> {
     let parsed = text
         .split_once('.')
         .and_then(|(index, generation)| Some((index.parse().ok()?, generation.parse().ok()?)));
@@ -122,12 +147,12 @@ fn entity_id(text: &str) -> Result<sim::EntityId, Response> {
 fn body<T: DeserializeOwned>(
     bytes: Result<Bytes, BytesRejection>,
     empty_ok: bool,
-) -> Result<T, Response> {
+) -> Result<T, ApiError> {
     let bytes = bytes.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            error(
+            ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                &format!("the body is over {MAX_BODY_BYTES} bytes"),
+                format!("the body is over {MAX_BODY_BYTES} bytes"),
             )
         } else {
             bad_request(format!("cannot read the body: {}", rejection.body_text()))
@@ -141,30 +166,24 @@ fn body<T: DeserializeOwned>(
     serde_json::from_slice(text).map_err(|err| bad_request(format!("bad JSON body: {err}")))
 }
 
-async fn world(State(state): Shared) -> Response {
+async fn world(State(state): Shared) -> Answer {
     #[derive(serde::Serialize)]
-    struct Answer<'a> {
+    struct World<'a> {
         map_id: &'a str,
         #[serde(flatten)]
         world: crate::game::admin::WorldInfo,
     }
-    match ask(&state, AdminRequest::World).await {
-        Ok(world) => json(
-            StatusCode::OK,
-            &Answer {
-                map_id: &state.map_id,
-                world,
-            },
-        ),
-        Err(response) => response,
-    }
+    let world = ask(&state, AdminRequest::World).await?;
+    let map_id = &state.map_id;
+    Ok(json(StatusCode::OK, &World { map_id, world }))
 }
 
-async fn sessions(State(state): Shared) -> Response {
-    match ask(&state, AdminRequest::Sessions).await {
-        Ok(sessions) => json(StatusCode::OK, &serde_json::json!({ "sessions": sessions })),
-        Err(response) => response,
-    }
+async fn sessions(State(state): Shared) -> Answer {
+    let sessions = ask(&state, AdminRequest::Sessions).await?;
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({ "sessions": sessions }),
+    ))
 }
 
 /// `POST /admin/sessions/{id}/kick`'s optional body.
@@ -183,40 +202,34 @@ async fn kick(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
     bytes: Result<Bytes, BytesRejection>,
-) -> Response {
-    let result = async {
-        let id = path_id(path)?;
-        let session: SessionId = id
-            .parse()
-            .map_err(|_| bad_request(format!("bad session id {id:?}: expected a whole number")))?;
-        let KickBody { text } = body(bytes, true)?;
-        let text = text.unwrap_or_else(|| "kicked by an operator".to_owned());
-        if text.chars().count() > MAX_KICK_TEXT {
-            return Err(bad_request(format!(
-                "text is over {MAX_KICK_TEXT} characters"
-            )));
-        }
-        ask(&state, |reply| AdminRequest::Kick {
-            session,
-            text,
-            reply,
-        })
-        .await?;
-        Ok(json(
-            StatusCode::OK,
-            &serde_json::json!({ "kicked": session }),
-        ))
-    };
-    result.await.unwrap_or_else(|response| response)
+) -> Answer {
+    let id = path_id(path)?;
+    let session: SessionId = id
+        .parse()
+        .map_err(|_| bad_request(format!("bad session id {id:?}: expected a whole number")))?;
+    let KickBody { text } = body(bytes, true)?;
+    let text = text.unwrap_or_else(|| "kicked by an operator".to_owned());
+    if text.chars().count() > MAX_KICK_TEXT {
+        return Err(bad_request(format!(
+            "text is over {MAX_KICK_TEXT} characters"
+        )));
+    }
+    ask(&state, |reply| AdminRequest::Kick {
+        session,
+        text,
+        reply,
+    })
+    .await?;
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({ "kicked": session }),
+    ))
 }
 
-async fn entity(State(state): Shared, path: Result<Path<String>, PathRejection>) -> Response {
-    let result = async {
-        let id = entity_id(&path_id(path)?)?;
-        let info = ask(&state, |reply| AdminRequest::Entity { id, reply }).await?;
-        Ok(json(StatusCode::OK, &info))
-    };
-    result.await.unwrap_or_else(|response| response)
+async fn entity(State(state): Shared, path: Result<Path<String>, PathRejection>) -> Answer {
+    let id = entity_id(&path_id(path)?)?;
+    let info = ask(&state, |reply| AdminRequest::Entity { id, reply }).await?;
+    Ok(json(StatusCode::OK, &info))
 }
 
 /// `POST /admin/doors/{id}`'s body.
@@ -231,22 +244,19 @@ async fn door(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
     bytes: Result<Bytes, BytesRejection>,
-) -> Response {
-    let result = async {
-        let id = path_id(path)?;
-        let door: usize = id
-            .parse()
-            .map_err(|_| bad_request(format!("bad door id {id:?}: expected a whole number")))?;
-        let DoorBody { closed } = body(bytes, false)?;
-        let info = ask(&state, |reply| AdminRequest::SetDoor {
-            door,
-            closed,
-            reply,
-        })
-        .await?;
-        Ok(json(StatusCode::OK, &info))
-    };
-    result.await.unwrap_or_else(|response| response)
+) -> Answer {
+    let id = path_id(path)?;
+    let door: usize = id
+        .parse()
+        .map_err(|_| bad_request(format!("bad door id {id:?}: expected a whole number")))?;
+    let DoorBody { closed } = body(bytes, false)?;
+    let info = ask(&state, |reply| AdminRequest::SetDoor {
+        door,
+        closed,
+        reply,
+    })
+    .await?;
+    Ok(json(StatusCode::OK, &info))
 }
 
 /// `POST /admin/npcs`'s body.
@@ -265,46 +275,40 @@ fn one() -> u32 {
     1
 }
 
-async fn spawn_npcs(State(state): Shared, bytes: Result<Bytes, BytesRejection>) -> Response {
-    let result = async {
-        let SpawnBody { count, at } = body(bytes, true)?;
-        if !(1..=MAX_SPAWN_PER_REQUEST).contains(&count) {
-            return Err(bad_request(format!(
-                "count must be between 1 and {MAX_SPAWN_PER_REQUEST}, got {count}"
-            )));
-        }
-        if let Some([x, y]) = at
-            && !(x.is_finite() && y.is_finite())
-        {
-            return Err(bad_request(format!(
-                "at must be two finite numbers (metres), got [{x}, {y}]"
-            )));
-        }
-        let at = at.map(|[x, y]| sim::Vec2::new(x, y));
-        let ids = ask(&state, |reply| AdminRequest::SpawnNpcs { count, at, reply }).await?;
-        let ids: Vec<String> = ids
-            .iter()
-            .map(|id| format!("{}.{}", id.index, id.generation))
-            .collect();
-        Ok(json(
-            StatusCode::CREATED,
-            &serde_json::json!({ "ids": ids }),
-        ))
-    };
-    result.await.unwrap_or_else(|response| response)
+async fn spawn_npcs(State(state): Shared, bytes: Result<Bytes, BytesRejection>) -> Answer {
+    let SpawnBody { count, at } = body(bytes, true)?;
+    if !(1..=MAX_SPAWN_PER_REQUEST).contains(&count) {
+        return Err(bad_request(format!(
+            "count must be between 1 and {MAX_SPAWN_PER_REQUEST}, got {count}"
+        )));
+    }
+    if let Some([x, y]) = at
+        && !(x.is_finite() && y.is_finite())
+    {
+        return Err(bad_request(format!(
+            "at must be two finite numbers (metres), got [{x}, {y}]"
+        )));
+    }
+    let at = at.map(|[x, y]| sim::Vec2::new(x, y));
+    let ids = ask(&state, |reply| AdminRequest::SpawnNpcs { count, at, reply }).await?;
+    let ids: Vec<String> = ids
+        .iter()
+        .map(|id| format!("{}.{}", id.index, id.generation))
+        .collect();
+    Ok(json(
+        StatusCode::CREATED,
+        &serde_json::json!({ "ids": ids }),
+    ))
 }
 
-async fn despawn_npc(State(state): Shared, path: Result<Path<String>, PathRejection>) -> Response {
-    let result = async {
-        let text = path_id(path)?;
-        let id = entity_id(&text)?;
-        ask(&state, |reply| AdminRequest::DespawnNpc { id, reply }).await?;
-        Ok(json(
-            StatusCode::OK,
-            &serde_json::json!({ "removed": text }),
-        ))
-    };
-    result.await.unwrap_or_else(|response| response)
+async fn despawn_npc(State(state): Shared, path: Result<Path<String>, PathRejection>) -> Answer {
+    let text = path_id(path)?;
+    let id = entity_id(&text)?;
+    ask(&state, |reply| AdminRequest::DespawnNpc { id, reply }).await?;
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({ "removed": text }),
+    ))
 }
 
 #[cfg(test)]
