@@ -1,7 +1,8 @@
 //! The world thread: the authoritative 20 Hz loop.
 //!
 //! One OS thread owns the [`World`]. Sessions talk to it only through one bounded channel
-//! ([`ToWorld`]): joins, validated inputs, leaves. Each tick it drains that channel, steps
+//! ([`ToWorld`]): joins, validated inputs, leaves, and the admin API's requests
+//! ([`admin`], answered through oneshots). Each tick it drains that channel, steps
 //! the world, captures a [`Frame`] of every body's wire state and offers it to the snapshot
 //! workers ([`crate::snapshot_pool`]) with `try_send`: they build and send every client's
 //! datagram while the world steps the next tick, and a worker still busy skips that tick
