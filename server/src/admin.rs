@@ -9,7 +9,7 @@
 //! `index.generation` (such as `12.0`); session ids are the server's session numbers.
 //!
 //! Rules:
-//! - The token is checked before routing ([`auth`]): any request without it, to any path,
+//! - The token is checked before routing (`admin/auth.rs`): any request without it, to any path,
 //!   is 401 with `WWW-Authenticate: Bearer` and counted in `mmo_admin_unauthorized_total`.
 //! - Every answer is JSON; every error is `{"error": "..."}` saying what was wrong: 400
 //!   for a malformed id or body, 404 for an unknown route or thing, 405 for a method a
@@ -20,7 +20,7 @@
 //! - The world thread owns the world: requests reach it as [`crate::game::ToWorld::Admin`]
 //!   in its bounded inbox, which it only `try_recv`s, and come back through a oneshot
 //!   ([`crate::game::admin`]). The handler waits; the world never does.
-//! - The connection loop is the operations endpoint's ([`crate::http`]): capped
+//! - The connection loop is the operations endpoint's (`http.rs`): capped
 //!   connections, one request each, a deadline, graceful shutdown.
 
 mod auth;

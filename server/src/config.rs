@@ -579,6 +579,29 @@ path_corner_graph = true
                 got: "0".to_owned(),
             }
         );
+        let twice = Config {
+            admin_token: Some(AdminToken::new("0123456789abcdef").unwrap()),
+            admin_token_file: Some(PathBuf::from("admin.token")),
+            ..Config::default()
+        };
+        assert_eq!(twice.validate(), Err(ConfigError::AdminTokenTwice));
+        assert_eq!(ConfigError::AdminTokenTwice.setting(), "admin_token_file");
+        let door =
+            Config::from_toml("doors = [[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 1.0, 0.0]]\n").unwrap();
+        assert_eq!(door.doors.len(), 2);
+        door.validate().unwrap();
+        let bad_door = Config {
+            doors: vec![[0.0, f32::INFINITY, 1.0, 1.0]],
+            ..Config::default()
+        };
+        let err = bad_door.validate().unwrap_err();
+        assert_eq!(err, ConfigError::DoorNotFinite { door: 0 });
+        assert!(err.to_string().starts_with("doors"), "{err}");
+        // The token itself never comes from a file's text.
+        let err = Config::from_toml("admin_token = \"0123456789abcdef\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field"), "{err}");
         let sockets = Config::from_toml(
             "socket_recv_buffer_bytes = 8388608\nsocket_send_buffer_bytes = 65536\n",
         )

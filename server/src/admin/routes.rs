@@ -314,6 +314,37 @@ async fn despawn_npc(State(state): Shared, path: Result<Path<String>, PathReject
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admin::AdminToken;
+    use crate::metrics::Metrics;
+    use tokio::sync::mpsc;
+
+    /// A world that never reads its inbox gets 503 after the timeout, counted; a world
+    /// that is gone gets 503 at once. The handler never hangs.
+    #[tokio::test]
+    async fn a_silent_world_is_busy_and_a_gone_one_stopped() {
+        let (world, inbox) = mpsc::channel(1);
+        let state = AdminState {
+            token: AdminToken::new("0123456789abcdef").unwrap(),
+            world,
+            metrics: Arc::new(Metrics::default()),
+            map_id: "m".to_owned(),
+        };
+        let started = std::time::Instant::now();
+        let busy = ask(&state, AdminRequest::World).await.unwrap_err();
+        assert_eq!(busy.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(busy.text.contains("did not answer in time"), "{busy:?}");
+        assert!(started.elapsed() >= WORLD_REPLY_TIMEOUT);
+        assert_eq!(state.metrics.admin_world_busy.get(), 1);
+        // The inbox is full now: the next request waits within the same deadline.
+        let busy = ask(&state, AdminRequest::Sessions).await.unwrap_err();
+        assert_eq!(busy.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(state.metrics.admin_world_busy.get(), 2);
+        drop(inbox);
+        let gone = ask(&state, AdminRequest::World).await.unwrap_err();
+        assert_eq!(gone.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(gone.text, "the world has stopped");
+        assert_eq!(state.metrics.admin_world_busy.get(), 2);
+    }
 
     #[test]
     fn entity_ids_are_index_dot_generation() {
