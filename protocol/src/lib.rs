@@ -37,12 +37,16 @@
 //!   (800 by default, at most 1,200), the path's MTU, and the client's parameter minus 9
 //!   bytes of frame overhead. So a client should advertise at least 1,209 (quinn and most
 //!   stacks advertise 65,535); a smaller value only makes snapshots smaller. A client whose
-//!   connection takes no datagrams at all, or none of at least 200 bytes (the server's
-//!   `MIN_SNAPSHOT_BYTES`), is refused at login, after the name check, with
-//!   [`DisconnectReason::DatagramsUnsupported`] (a `Disconnect` frame, then close code 12).
-//! - **Streams.** The client opens exactly one bidirectional stream, the control stream (the
-//!   server allows one, and no unidirectional streams); the server opens none. QUIC
-//!   announces a stream only with its first bytes, so send the hello at once.
+//!   connection takes no datagrams at all gets its snapshots on a stream instead (see
+//!   *Clients without datagrams*). One that takes datagrams, but none of at least 200
+//!   bytes (the server's `MIN_SNAPSHOT_BYTES`), is refused at login, after the name check,
+//!   with [`DisconnectReason::DatagramsUnsupported`] (a `Disconnect` frame, then close code
+//!   12).
+//! - **Streams.** The client opens exactly one bidirectional stream, the control stream;
+//!   the server opens none, except the snapshot stream of a client without datagrams.
+//!   (The server lets a connection open two bidirectional and four unidirectional streams,
+//!   which a browser's HTTP/3 needs; a native client uses one.) QUIC announces a stream
+//!   only with its first bytes, so send the hello at once.
 //! - **Liveness.** The server sends QUIC keep-alives every 4 s (setting `keep_alive_secs`)
 //!   and the connection closes after 15 s without a packet from the peer
 //!   (`idle_timeout_secs`; QUIC takes the smaller of both sides' `max_idle_timeout`). No
@@ -83,7 +87,8 @@
 //!    (`auth_public_key`) also wants a token (see *Login tokens*) whose account is the
 //!    name; a server without one (development mode) ignores the token. One account has
 //!    at most one live session: a login of an account already in the world is refused
-//!    with `LoginRejected` ("already logged in"), the first session goes on.
+//!    with `LoginRejected` ("already logged in"), the first session goes on. Instead of
+//!    the login, a client may send [`ClientMessage::Spectate`] (see *Spectators*).
 //! 3. server → [`ServerMessage::Welcome`]: the client's character id, tick rate, map id,
 //!    map bounds and view radius. Snapshot datagrams can arrive before the welcome (the
 //!    stream and datagrams are not ordered with each other); a client may apply them, or
@@ -249,7 +254,64 @@
 //! while the server runs: the response carries a strong `ETag` and
 //! `Cache-Control: public, max-age=3600`, and a request with `If-None-Match: <that tag>`
 //! gets `304 Not Modified` without a body. A point is walkable when it lies in one of the
-//! triangles; a `MoveTo` elsewhere walks to the nearest walkable point.
+//! triangles; a `MoveTo` elsewhere walks to the nearest walkable point. `GET /map.svg`
+//! draws the same map (walkable triangles filled, walls as lines) as SVG whose `viewBox`
+//! is the map's bounds in metres, repeated in `X-Bounds-Min-X`, `-Min-Y`, `-Max-X` and
+//! `-Max-Y` headers: a client can draw it under its entities without parsing the navmesh.
+//!
+//! ## Clients without datagrams
+//!
+//! Some QUIC stacks offer no datagrams (.NET's `System.Net.Quic` among them). The server
+//! sees this in the client's transport parameters (no `max_datagram_frame_size`) and
+//! serves the client all the same:
+//!
+//! - **Snapshots** come on one unidirectional stream the server opens after the welcome
+//!   (allow the server at least one: `initial_max_streams_uni` ≥ 1). Each snapshot is
+//!   framed like a control frame: a 4-byte big-endian length, then the bytes of the
+//!   snapshot datagram (version byte included, at most [`MAX_DATAGRAM_BYTES`]). **Latest
+//!   wins**: when the stream has not taken a snapshot by the time the next one is built,
+//!   the older one is dropped, so a slow reader skips ticks instead of falling behind.
+//!   Deltas work as with datagrams (acknowledge what you applied).
+//! - **Inputs** go on the control stream as [`ClientMessage::Input`] frames, with exactly
+//!   the rules of input datagrams (sequence, latest wins, rate, validity).
+//!
+//! ## Browsers: WebTransport
+//!
+//! The same QUIC port also speaks HTTP/3 (ALPN `h3`) for WebTransport
+//! (draft-ietf-webtrans-http3; Chromium's `WebTransport`). A browser connects to
+//! `https://HOST:PORT/mmo` (the QUIC port; any query string is allowed), and everything
+//! else is this protocol unchanged: the first bidirectional WebTransport stream the client
+//! opens is the control stream (frames as above), and inputs and snapshots are WebTransport
+//! datagrams carrying the datagram bytes as above. Only one session per connection is
+//! served; another path is answered 404.
+//!
+//! Unless the server is configured with a certificate (`cert`, `key`), browsers are given
+//! a separate generated certificate that they accept by its hash: ECDSA P-256, valid for
+//! 13 days from an hour before it was made (browsers take at most 14 days for
+//! `serverCertificateHashes`), replaced after 6 days (connections already open keep
+//! theirs). `GET /webtransport` on the HTTP listener returns, as JSON, `port` (the QUIC
+//! port), `path` (`/mmo`) and `certificate_sha256` (64 lowercase hex digits, or `null`
+//! with a configured certificate, which browsers validate through their authorities):
+//!
+//! ```text
+//! const info = await (await fetch('/webtransport')).json();
+//! const hash = Uint8Array.from(info.certificate_sha256.match(/../g), (h) => parseInt(h, 16));
+//! const wt = new WebTransport(`https://${location.hostname}:${info.port}${info.path}`,
+//!   { serverCertificateHashes: [{ algorithm: 'sha-256', value: hash }] });
+//! ```
+//!
+//! Native clients always get the main certificate, whose fingerprint they pin. The
+//! viewer page the server serves at `/` is a complete browser client in plain JavaScript
+//! (`server/viewer/wire.js` encodes and decodes these messages).
+//!
+//! ## Spectators
+//!
+//! [`ClientMessage::Spectate`] in place of the login watches the world without a
+//! character: the welcome's `entity` is [`NetId::NONE`], and snapshots hold what is within
+//! the view radius of the spectator's point, exactly as a player's hold what is near its
+//! character. A [`Command::MoveTo`] moves the point (clamped into the map's bounds); other
+//! commands only acknowledge. A spectator sees one region of the view radius at a time,
+//! whatever the size of the world. It counts against `max_clients` like a player.
 
 pub mod codec;
 pub mod messages;

@@ -23,6 +23,14 @@ pub struct QPos {
     pub y_cm: i32,
 }
 
+impl NetId {
+    /// No entity: the welcome of a spectator ([`ClientMessage::Spectate`]) names it.
+    pub const NONE: NetId = NetId {
+        index: u32::MAX,
+        generation: u32::MAX,
+    };
+}
+
 impl QPos {
     /// Quantizes a point in metres (non-finite coordinates become 0; out-of-range ones
     /// saturate).
@@ -211,6 +219,29 @@ pub enum ClientMessage {
     /// The client is leaving; the server removes its character and answers with a
     /// [`ServerMessage::Disconnect`] of [`DisconnectReason::ClientLeft`].
     Leave,
+    /// An input on the control stream, for a client whose connection takes no datagrams
+    /// (see the crate docs, *Clients without datagrams*). Taken exactly as the input
+    /// datagram is: the same checks, the same rate limit, the latest `seq` wins. Added
+    /// after the others in protocol version 1; a client with datagrams sends inputs as
+    /// datagrams.
+    Input(Input),
+    /// Second frame, instead of [`ClientMessage::Login`]: watch without a character. The
+    /// name and token follow the login's rules. The welcome's `entity` is
+    /// [`NetId::NONE`]; snapshots show what is within the view radius of the spectator's
+    /// point, which starts at (`x`, `y`) (metres, clamped into the map's bounds) and moves
+    /// with every [`Command::MoveTo`] the spectator sends (other commands do nothing). A
+    /// spectator holds no character, so it is not saved and does not hold its account's
+    /// one live session. Added after the others in protocol version 1.
+    Spectate {
+        /// Display name, as in the login.
+        name: String,
+        /// The login token, as in the login.
+        token: Option<String>,
+        /// Where the view starts, x, metres.
+        x: f32,
+        /// Where the view starts, y, metres.
+        y: f32,
+    },
 }
 
 /// The answer to a successful login.
@@ -316,8 +347,9 @@ pub enum DisconnectReason {
     ClientLeft,
     /// Something went wrong on the server.
     Internal,
-    /// The client's QUIC connection does not accept datagrams (RFC 9221), or only ones
-    /// too small for a snapshot, so it could never be sent what it sees. Refused at login.
+    /// The client's QUIC connection accepts datagrams (RFC 9221), but only ones too small
+    /// for a snapshot, so it could never be sent what it sees. Refused at login. (A
+    /// connection that accepts no datagrams at all gets its snapshots on a stream.)
     /// Added after the others in protocol version 1: an older client fails to decode it
     /// (an unknown variant, an unknown close code) rather than taking it for another
     /// reason, and only a client that could not play anyway ever receives it.

@@ -104,7 +104,9 @@ pub enum LogFormat {
 pub struct Config {
     /// QUIC address to listen on (UDP).
     pub listen: SocketAddr,
-    /// HTTP address of `/metrics`, `/healthz` and `/readyz`.
+    /// HTTP address of the viewer (`/`), `/metrics`, `/healthz`, `/readyz`, `/map` and
+    /// `/webtransport`; in TOML also `http_listen`.
+    #[serde(alias = "http_listen")]
     pub metrics_listen: SocketAddr,
     /// Map to serve: a navmesh file or a map the builder reads. `None`: the embedded default
     /// map (den520d, a Dragon Age: Origins map from the Moving AI benchmark set).
@@ -453,6 +455,12 @@ mod tests {
     fn the_example_file_states_the_defaults() {
         let example = include_str!("../../docs/server.example.toml");
         assert_eq!(Config::from_toml(example).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn http_listen_is_another_name_for_metrics_listen() {
+        let config = Config::from_toml("http_listen = \"127.0.0.1:9999\"\n").unwrap();
+        assert_eq!(config.metrics_listen, "127.0.0.1:9999".parse().unwrap());
     }
 
     #[test]

@@ -30,6 +30,9 @@ use crate::persist::{Saver, now_ms};
 use crate::sample::SpawnPlacer;
 use crate::snapshot_pool::SnapshotPool;
 use crate::snapshots::{ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob};
+use spectators::Spectator;
+
+mod spectators;
 
 /// A session, numbered by the accept loop.
 pub type SessionId = u64;
@@ -106,6 +109,8 @@ pub enum ToWorld {
         /// Where its character was saved, if it has been: it resumes there when that
         /// point is still walkable.
         resume_at: Option<Vec2>,
+        /// A spectator's starting point: no character, a view from there.
+        spectate: Option<Vec2>,
         /// Where its snapshots go.
         sink: Box<dyn DatagramSink>,
         /// Where the world sends a kick.
@@ -191,6 +196,7 @@ pub struct Game {
     config: GameConfig,
     metrics: Arc<Metrics>,
     clients: BTreeMap<SessionId, Client>,
+    spectators: BTreeMap<SessionId, Spectator>,
     spawn_points: Vec<Vec2>,
     rng: Rng,
     inputs: Vec<Input>,
@@ -269,6 +275,7 @@ impl Game {
             config,
             metrics,
             clients: BTreeMap::new(),
+            spectators: BTreeMap::new(),
             spawn_points,
             rng,
             inputs,
@@ -299,14 +306,21 @@ impl Game {
                 session,
                 name,
                 resume_at,
+                spectate,
                 sink,
                 kick,
                 reply,
             } => {
-                let joining = self.clients.len() + self.joins.len();
-                if joining >= self.config.max_clients as usize || self.spawn_points.is_empty() {
+                let joining = self.clients.len() + self.spectators.len() + self.joins.len();
+                if joining >= self.config.max_clients as usize
+                    || (self.spawn_points.is_empty() && spectate.is_none())
+                {
                     // The session may be gone already; then nobody needs the answer.
                     let _ = reply.send(Err(DisconnectReason::ServerFull));
+                    return;
+                }
+                if let Some(at) = spectate {
+                    self.add_spectator(session, name, at, sink, kick, reply);
                     return;
                 }
                 let resumed = resume_at.and_then(|p| {
@@ -335,6 +349,10 @@ impl Game {
                 });
             }
             ToWorld::Input { session, input } => {
+                if self.spectators.contains_key(&session) {
+                    self.spectator_input(session, input);
+                    return;
+                }
                 let Some(client) = self.clients.get_mut(&session) else {
                     return;
                 };
@@ -352,7 +370,11 @@ impl Game {
                 }
             }
             ToWorld::Leave { session } => {
-                if let Some(mut client) = self.clients.remove(&session) {
+                if let Some(spectator) = self.spectators.remove(&session) {
+                    debug!(session, name = %spectator.name, "spectator left");
+                    self.membership.acks.remove(&session);
+                    self.membership.left.push(session);
+                } else if let Some(mut client) = self.clients.remove(&session) {
                     debug!(session, name = %client.name, "player left");
                     if let (Some(saver), Some(body)) =
                         (self.saver.as_mut(), self.world.body(client.entity))
@@ -386,6 +408,11 @@ impl Game {
     /// One tick: the world steps with the queued inputs, then every client gets its
     /// snapshot. Returns the world phase times.
     pub fn tick(&mut self, clock_origin: Instant) -> sim::PhaseTimes {
+        for spectator in self.spectators.values_mut() {
+            if let Some(seq) = spectator.taken_seq {
+                spectator.applied_seq = seq;
+            }
+        }
         for entity in self.orphans.drain(..) {
             self.inputs.push(Input::Despawn(entity));
         }
@@ -517,7 +544,7 @@ impl Game {
     pub fn snapshot_job(&mut self) -> Option<SnapshotJob> {
         let players = self.clients.len() as i64;
         self.metrics.players.set(players);
-        if self.clients.is_empty() && self.membership.is_empty() {
+        if self.clients.is_empty() && self.spectators.is_empty() && self.membership.is_empty() {
             let bodies = self.world.bodies().count() as i64;
             self.metrics.npcs.set(bodies.saturating_sub(players));
             return None;
@@ -535,6 +562,16 @@ impl Game {
                     applied_seq: client.applied_seq,
                 })
             })
+            .chain(
+                self.spectators
+                    .iter()
+                    .map(|(&session, spectator)| ClientTick {
+                        session,
+                        me: NetId::NONE,
+                        at: (spectator.at.x, spectator.at.y),
+                        applied_seq: spectator.applied_seq,
+                    }),
+            )
             .collect();
         self.metrics
             .npcs
@@ -655,7 +692,7 @@ mod tests {
     use crate::snapshots::Snapshotter;
 
     /// Counts what would have been sent.
-    struct Recorder;
+    pub(super) struct Recorder;
 
     impl DatagramSink for Recorder {
         fn max_datagram_size(&self) -> Option<usize> {
@@ -669,7 +706,7 @@ mod tests {
         }
     }
 
-    fn arena() -> Arc<NavMesh> {
+    pub(super) fn arena() -> Arc<NavMesh> {
         let text = include_str!("../../maps/arena.json");
         let built = navmesh_builder::pipeline::build(
             "arena.json",
@@ -708,6 +745,7 @@ mod tests {
                 session,
                 name: format!("p{session}"),
                 resume_at: None,
+                spectate: None,
                 sink: Box::new(Recorder),
                 kick,
                 reply,

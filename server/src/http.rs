@@ -52,6 +52,11 @@ pub(crate) struct Health {
     pub(crate) store: Option<crate::persist::Persist>,
     /// The world's map as a navmesh file, served at `/map`.
     pub(crate) map: Option<MapFile>,
+    /// The server's certificates: the page learns the WebTransport certificate's hash
+    /// from `/webtransport`.
+    pub(crate) certificates: Option<Arc<crate::tls::Certificates>>,
+    /// The QUIC port, for the page's WebTransport URL.
+    pub(crate) quic_port: u16,
 }
 
 /// The navmesh file `/map` serves, encoded once at start.
@@ -63,6 +68,10 @@ pub(crate) struct MapFile {
     pub(crate) bytes: bytes::Bytes,
     /// A strong entity tag: the first 16 bytes of the file's SHA-256, in hex, quoted.
     pub(crate) etag: String,
+    /// The walkable area as SVG, for the viewer.
+    pub(crate) svg: bytes::Bytes,
+    /// The map's bounds: min x, min y, max x, max y.
+    pub(crate) bounds: [f64; 4],
 }
 
 impl MapFile {
@@ -74,10 +83,13 @@ impl MapFile {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
+        let b = mesh.bounds();
         MapFile {
             id: id.to_owned(),
             bytes: bytes.into(),
             etag: format!("\"{hex}\""),
+            svg: crate::viewer::walkable_svg(mesh).into(),
+            bounds: [b.min.x, b.min.y, b.max.x, b.max.y],
         }
     }
 }
@@ -107,6 +119,7 @@ fn router(health: Arc<Health>) -> Router {
         .route("/healthz", get(|| async { text(StatusCode::OK, "ok\n") }))
         .route("/readyz", get(readyz))
         .route("/map", get(map_file))
+        .merge(crate::viewer::routes())
         .fallback(|| async { text(StatusCode::NOT_FOUND, "not found\n") })
         .method_not_allowed_fallback(|| async {
             text(StatusCode::METHOD_NOT_ALLOWED, "only GET\n")
@@ -249,6 +262,8 @@ mod tests {
             ready: Arc::new(AtomicBool::new(true)),
             store: None,
             map: None,
+            certificates: None,
+            quic_port: 0,
             shutdown,
         });
         tokio::spawn(serve(listener, health, limits));

@@ -28,3 +28,5 @@ pub mod snapshots;
 mod svg;
 pub mod tls;
 pub mod udp;
+mod viewer;
+pub mod webtransport;

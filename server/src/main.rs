@@ -32,8 +32,14 @@ struct RunArgs {
     /// QUIC address to listen on [default: 127.0.0.1:4433].
     #[arg(long, value_name = "ADDR:PORT", env = "MMO_LISTEN")]
     listen: Option<SocketAddr>,
-    /// HTTP address for /metrics, /healthz and /readyz [default: 127.0.0.1:9100].
-    #[arg(long, value_name = "ADDR:PORT", env = "MMO_METRICS_LISTEN")]
+    /// HTTP address of the viewer (/), /metrics, /healthz, /readyz, /map and
+    /// /webtransport [default: 127.0.0.1:9100]. Also `--http-listen`.
+    #[arg(
+        long,
+        visible_alias = "http-listen",
+        value_name = "ADDR:PORT",
+        env = "MMO_METRICS_LISTEN"
+    )]
     metrics_listen: Option<SocketAddr>,
     /// Map: navmesh file, .json polygon map or .map grid map [default: embedded den520d].
     #[arg(long, value_name = "FILE", env = "MMO_MAP")]

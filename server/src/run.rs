@@ -30,7 +30,9 @@ use crate::metrics::{HandshakeFailure, Metrics, Refusal};
 use crate::persist::{Persist, Saver};
 use crate::session::{SessionContext, run as run_session};
 use crate::snapshots::SnapshotConfig;
-use crate::tls::{Fingerprint, Identity, TransportLimits, server_config};
+use crate::tls::{
+    Certificates, Fingerprint, Identity, TransportLimits, WebTransportCert, server_config,
+};
 use crate::udp::{self, BufferSizes};
 
 /// The default map, embedded so `server run` works from any directory: den520d, a
@@ -53,6 +55,9 @@ pub struct Running {
     pub admin_addr: Option<SocketAddr>,
     /// Its metrics.
     pub metrics: Arc<Metrics>,
+    /// Its certificates: the generated WebTransport one, when there is one, is the
+    /// certificate a browser must be given the hash of.
+    pub certificates: Arc<Certificates>,
     shutdown: Arc<watch::Sender<bool>>,
     task: tokio::task::JoinHandle<Result<()>>,
 }
@@ -120,16 +125,20 @@ pub async fn start(config: Config) -> Result<Running> {
     let auth_key = config.load_auth_key()?;
     let admin_token = config.load_admin_token()?;
     let mesh = Arc::new(mesh);
-    let identity = match (&config.cert, &config.key) {
-        (Some(cert), Some(key)) => Identity::from_pem_files(cert, key)?,
-        _ => Identity::self_signed()?,
+    let (identity, generated) = match (&config.cert, &config.key) {
+        (Some(cert), Some(key)) => (Identity::from_pem_files(cert, key)?, None),
+        _ => (
+            Identity::self_signed()?,
+            Some(WebTransportCert::generate(unix_secs())?),
+        ),
     };
     let fingerprint = identity.fingerprint();
+    let certificates = Arc::new(Certificates::new(identity, generated)?);
     let limits = TransportLimits {
         idle_timeout: Duration::from_secs_f32(config.idle_timeout_secs),
         keep_alive: Duration::from_secs_f32(config.keep_alive_secs),
     };
-    let mut quic = server_config(identity, limits)?;
+    let mut quic = server_config(Arc::clone(&certificates), limits)?;
     // Connections still in their handshake, beyond which new ones are refused outright.
     quic.max_incoming(config.max_clients as usize + 64);
     let socket = udp::bind(
@@ -162,6 +171,10 @@ pub async fn start(config: Config) -> Result<Running> {
         .udp_send_buffer_bytes
         .set(i64::try_from(socket_send.granted).unwrap_or(i64::MAX));
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    tokio::spawn(rotate_certificates(
+        Arc::clone(&certificates),
+        shutdown_rx.clone(),
+    ));
     tokio::spawn(udp::watch(
         Arc::clone(&metrics),
         socket_inode,
@@ -192,6 +205,8 @@ pub async fn start(config: Config) -> Result<Running> {
             shutdown: shutdown_rx.clone(),
             store: persist.clone(),
             map: Some(MapFile::new(&map_id, &mesh)),
+            certificates: Some(Arc::clone(&certificates)),
+            quic_port: quic_addr.port(),
         }),
         HttpLimits::default(),
     ));
@@ -304,6 +319,7 @@ pub async fn start(config: Config) -> Result<Running> {
         http,
     ));
     Ok(Running {
+        certificates,
         quic_addr,
         metrics_addr,
         fingerprint,
@@ -466,4 +482,29 @@ async fn accept_loop(
     }
     info!("server stopped");
     Ok(())
+}
+
+/// The wall clock in Unix seconds (0 before 1970).
+fn unix_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+/// Replaces the generated WebTransport certificate when it is due; checks hourly.
+async fn rotate_certificates(certificates: Arc<Certificates>, mut shutdown: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs(3600)) => {}
+            _ = shutdown.changed() => return,
+        }
+        match certificates.rotate_if_due(unix_secs()) {
+            Ok(Some(fresh)) => info!(
+                sha256 = %fresh.sha256_hex(),
+                "new WebTransport certificate"
+            ),
+            Ok(None) => {}
+            Err(err) => warn!("cannot rotate the WebTransport certificate: {err:#}"),
+        }
+    }
 }

@@ -6,8 +6,10 @@
 //! and arrive no faster than the input rate. Invalid messages are dropped and counted, the
 //! client is told (`Event::InvalidInput`, at most once a second), and after
 //! [`protocol::MAX_INVALID_MESSAGES`] the session ends with `TooManyInvalid`. A client
-//! whose QUIC connection takes no datagrams big enough for a snapshot is refused at login
-//! with `DatagramsUnsupported`.
+//! whose QUIC connection takes datagrams, but none big enough for a snapshot, is refused
+//! at login with `DatagramsUnsupported`; one that takes none at all gets its snapshots on a
+//! stream ([`link`]). Browsers come over WebTransport ([`crate::webtransport`]), which
+//! [`link`] hides from the rest.
 //!
 //! Logins are checked in [`login`]: with a public key configured the login's token must be
 //! signed for it and name the login's account; one account has at most one live session
@@ -18,6 +20,7 @@
 //! the time and returns what to do; this module is its async shell: it reads the
 //! connection, counts, writes, and talks to the world thread.
 
+pub mod link;
 pub mod login;
 pub mod machine;
 
@@ -38,6 +41,7 @@ use crate::config::MIN_SNAPSHOT_BYTES;
 use crate::game::{Kick, SessionId, ToWorld};
 use crate::metrics::{InputDrop, Invalid, Metrics};
 use crate::persist::Persist;
+use link::Link;
 use login::{LiveAccounts, Rejected};
 use machine::{End, Handshake, HandshakeStep, InvalidKind, Session, Verdict, bad_frame};
 
@@ -90,24 +94,33 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
         }
     };
     let Open {
+        link,
         mut send,
         mut recv,
         name,
+        spectate,
         reader,
     } = match opened {
-        Opened::Ready(open) => open,
+        Opened::Ready(open) => *open,
         Opened::Refused { send, end } => return disconnect(&conn, Some(send), end, &ctx).await,
         Opened::Lost => return lost(&ctx),
     };
-    // Held until the session ends, however it ends: the account is free again after.
-    let Some(_claim) = ctx.accounts.claim(&name) else {
-        let rejected = Rejected::already_logged_in(&name);
-        ctx.metrics.login_rejected(rejected.why);
-        return disconnect(&conn, Some(send), rejected.end, &ctx).await;
+    // Held until the session ends, however it ends: the account is free again after. A
+    // spectator holds no character, so it claims nothing.
+    let _claim = match spectate {
+        Some(_) => None,
+        None => match ctx.accounts.claim(&name) {
+            Some(claim) => Some(claim),
+            None => {
+                let rejected = Rejected::already_logged_in(&name);
+                ctx.metrics.login_rejected(rejected.why);
+                return disconnect(&conn, Some(send), rejected.end, &ctx).await;
+            }
+        },
     };
 
     let (kick_tx, mut kick_rx) = mpsc::channel(4);
-    let joined = match join_world(session, &name, &conn, kick_tx, &ctx).await {
+    let joined = match join_world(session, &name, spectate, &link, kick_tx, &ctx).await {
         Ok(joined) => joined,
         Err(end) => return disconnect(&conn, Some(send), end, &ctx).await,
     };
@@ -124,11 +137,19 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
         return lost(&ctx);
     }
     ctx.metrics.clients.inc();
-    info!(session, %peer, %name, entity = ?joined.entity, "session started");
+    info!(
+        session,
+        %peer,
+        %name,
+        entity = ?joined.entity,
+        webtransport = link.path.is_some(),
+        snapshots_on_stream = link.streams_snapshots(),
+        "session started"
+    );
 
     let served = serve(
         session,
-        &conn,
+        &link,
         (&mut send, &mut recv, reader),
         &mut kick_rx,
         &ctx,
@@ -153,16 +174,19 @@ struct Lost;
 /// A finished handshake: the control stream, the player's name, and frames already read
 /// past the login.
 struct Open {
+    link: Link,
     send: SendStream,
     recv: RecvStream,
     name: String,
+    /// Where a spectator's view starts; `None` for a player.
+    spectate: Option<(f32, f32)>,
     reader: FrameReader,
 }
 
 /// How a handshake ended.
 enum Opened {
     /// Hello and login were accepted.
-    Ready(Open),
+    Ready(Box<Open>),
     /// The client was refused; the reason goes out on its control stream.
     Refused {
         /// The control stream.
@@ -188,13 +212,15 @@ enum Frame {
 async fn join_world(
     session: SessionId,
     name: &str,
-    conn: &Connection,
+    spectate: Option<(f32, f32)>,
+    link: &Link,
     kick: mpsc::Sender<Kick>,
     ctx: &SessionContext,
 ) -> Result<crate::game::Joined, End> {
     let (reply, answer) = oneshot::channel();
     // A known account resumes where it was saved on this map; a new one spawns as usual.
     let resume_at = match &ctx.persist {
+        _ if spectate.is_some() => None,
         None => None,
         Some(persist) => match persist.load(name).await {
             Ok(Some(character)) if character.map == ctx.map_id => {
@@ -213,7 +239,8 @@ async fn join_world(
         session,
         name: name.to_owned(),
         resume_at,
-        sink: Box::new(conn.clone()),
+        spectate: spectate.map(|(x, y)| sim::Vec2::new(x, y)),
+        sink: link.sink(),
         kick,
         reply,
     };
@@ -230,13 +257,17 @@ async fn join_world(
 
 /// Accepts the control stream and drives the [`Handshake`] through hello and login.
 async fn handshake(conn: &Connection, ctx: &SessionContext) -> Opened {
-    let Ok((send, mut recv)) = conn.accept_bi().await else {
-        return Opened::Lost;
+    let (link, send, mut recv) = match Link::open(conn).await {
+        Ok(opened) => opened,
+        Err(err) => {
+            debug!(%err, "no control stream");
+            return Opened::Lost;
+        }
     };
     // The peer's transport parameters, datagram support among them, are known once the
     // QUIC handshake is done, which it is by now.
     let mut machine = Handshake::new(
-        conn.max_datagram_size(),
+        link.max_snapshot_bytes(),
         MIN_SNAPSHOT_BYTES as usize,
         ctx.auth_key,
     );
@@ -254,13 +285,15 @@ async fn handshake(conn: &Connection, ctx: &SessionContext) -> Opened {
         };
         match machine.on_frame(message, unix_secs_now()) {
             HandshakeStep::AwaitLogin => {}
-            HandshakeStep::Join { name } => {
-                return Opened::Ready(Open {
+            HandshakeStep::Join { name, spectate } => {
+                return Opened::Ready(Box::new(Open {
+                    link,
                     send,
                     recv,
                     name,
+                    spectate,
                     reader,
-                });
+                }));
             }
             HandshakeStep::Refuse(end) => return Opened::Refused { send, end },
             HandshakeStep::Reject(Rejected { why, end }) => {
@@ -330,7 +363,7 @@ async fn write(
 /// [`Session`] and carries out its verdicts; watches for kicks and the shutdown.
 async fn serve(
     session: SessionId,
-    conn: &Connection,
+    link: &Link,
     stream: (&mut SendStream, &mut RecvStream, FrameReader),
     kick: &mut mpsc::Receiver<Kick>,
     ctx: &SessionContext,
@@ -350,9 +383,13 @@ async fn serve(
     }
     loop {
         tokio::select! {
-            datagram = conn.read_datagram() => {
+            datagram = link.read_datagram() => {
                 let Ok(datagram) = datagram else { return Ok(Lost) };
                 ctx.metrics.datagrams_in.inc();
+                let Some(datagram) = datagram else {
+                    count_invalid(InvalidKind::Datagram, ctx);
+                    continue;
+                };
                 ctx.metrics.bytes_in.inc_by(datagram.len() as u64);
                 let verdict = machine.on_datagram(&datagram, Instant::now());
                 carry_out(verdict, session, send, ctx).await?;

@@ -124,6 +124,23 @@ fn examples() -> Vec<(&'static str, Message)> {
             })),
         ),
         (
+            "input-frame",
+            Message::ClientFrame(ClientMessage::Input(Input {
+                seq: 7,
+                ack_tick: Some(1234),
+                command: Command::MoveTo { x: 12.5, y: -3.25 },
+            })),
+        ),
+        (
+            "spectate",
+            Message::ClientFrame(ClientMessage::Spectate {
+                name: "eve".to_owned(),
+                token: None,
+                x: 128.0,
+                y: 64.5,
+            }),
+        ),
+        (
             "snapshot",
             Message::ServerDatagram(ServerDatagram::Snapshot(Snapshot {
                 tick: 1235,

@@ -102,15 +102,18 @@ pub struct Handshake {
 }
 
 /// What the shell does after a handshake frame.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub enum HandshakeStep {
     /// Hello taken; read the login next.
     AwaitLogin,
-    /// Login accepted: ask the world for a character for this player.
+    /// Login accepted: ask the world for a character for this player, or, for a
+    /// spectator, for a view from this point.
     Join {
         /// The player's name, checked; it is also the account (the token's, when a key
         /// is configured).
         name: String,
+        /// Where a spectator's view starts; `None` for a player.
+        spectate: Option<(f32, f32)>,
     },
     /// Refused: disconnect with this.
     Refuse(End),
@@ -155,11 +158,23 @@ impl Handshake {
                 )),
             };
         }
-        let ClientMessage::Login { name, token } = message else {
-            return HandshakeStep::Refuse(End::new(
-                DisconnectReason::BadMessage,
-                "the second message must be login",
-            ));
+        let (name, token, spectate) = match message {
+            ClientMessage::Login { name, token } => (name, token, None),
+            ClientMessage::Spectate { name, token, x, y } if x.is_finite() && y.is_finite() => {
+                (name, token, Some((x, y)))
+            }
+            ClientMessage::Spectate { x, y, .. } => {
+                return HandshakeStep::Refuse(End::new(
+                    DisconnectReason::BadMessage,
+                    format!("the spectator's point ({x}, {y}) is not finite"),
+                ));
+            }
+            _ => {
+                return HandshakeStep::Refuse(End::new(
+                    DisconnectReason::BadMessage,
+                    "the second message must be login (or spectate)",
+                ));
+            }
         };
         let name = match login::check(&name, token.as_deref(), self.key.as_ref(), now_unix_secs) {
             Ok(account) => account,
@@ -178,7 +193,7 @@ impl Handshake {
                     self.min_datagram_bytes
                 ),
             )),
-            Some(_) => HandshakeStep::Join { name },
+            Some(_) => HandshakeStep::Join { name, spectate },
         }
     }
 }
@@ -240,9 +255,12 @@ impl Session {
                 end: End::new(DisconnectReason::ClientLeft, "goodbye"),
                 invalid: None,
             },
-            ClientMessage::Hello { .. } | ClientMessage::Login { .. } => self.strike(
+            ClientMessage::Input(input) => self.on_input(input, now),
+            ClientMessage::Hello { .. }
+            | ClientMessage::Login { .. }
+            | ClientMessage::Spectate { .. } => self.strike(
                 InvalidKind::Frame,
-                "hello and login come once, before the welcome".to_owned(),
+                "hello and login (or spectate) come once, before the welcome".to_owned(),
                 now,
             ),
         }
@@ -268,6 +286,11 @@ impl Session {
                 );
             }
         };
+        self.on_input(input, now)
+    }
+
+    /// Takes a decoded input, from a datagram or the control stream.
+    fn on_input(&mut self, input: protocol::Input, now: Instant) -> Verdict {
         if let Err(bad) = check_command(&input.command, &self.bounds) {
             return self.strike(InvalidKind::Input, bad.to_string(), now);
         }
@@ -454,9 +477,30 @@ mod tests {
         assert_eq!(
             handshake.on_frame(login("ada"), NOW),
             HandshakeStep::Join {
-                name: "ada".to_owned()
+                name: "ada".to_owned(),
+                spectate: None,
             }
         );
+        // A spectator logs in the same way, with its point; a point must be finite.
+        let spectate = |x: f32| ClientMessage::Spectate {
+            name: "eve".to_owned(),
+            token: None,
+            x,
+            y: 2.0,
+        };
+        let mut handshake = Handshake::new(Some(1_150), 200, None);
+        handshake.on_frame(hello(), NOW);
+        assert_eq!(
+            handshake.on_frame(spectate(1.0), NOW),
+            HandshakeStep::Join {
+                name: "eve".to_owned(),
+                spectate: Some((1.0, 2.0)),
+            }
+        );
+        let mut handshake = Handshake::new(Some(1_150), 200, None);
+        handshake.on_frame(hello(), NOW);
+        let end = refusal(handshake.on_frame(spectate(f32::NAN), NOW));
+        assert_eq!(end.reason, DisconnectReason::BadMessage);
         // Exactly the minimum is enough.
         let mut handshake = Handshake::new(Some(200), 200, None);
         handshake.on_frame(hello(), NOW);
@@ -483,7 +527,7 @@ mod tests {
         handshake.on_frame(hello(), NOW);
         let end = refusal(handshake.on_frame(ClientMessage::Ping { nonce: 1 }, NOW));
         assert_eq!(end.reason, DisconnectReason::BadMessage);
-        assert_eq!(end.text, "the second message must be login");
+        assert_eq!(end.text, "the second message must be login (or spectate)");
     }
 
     #[test]
@@ -521,7 +565,8 @@ mod tests {
         assert_eq!(
             keyed(with(token.clone()), NOW),
             HandshakeStep::Join {
-                name: "ada".to_owned()
+                name: "ada".to_owned(),
+                spectate: None,
             }
         );
         let why = |step: HandshakeStep| match step {
@@ -613,6 +658,39 @@ mod tests {
                 invalid: None
             }
         );
+    }
+
+    #[test]
+    fn inputs_on_the_control_stream_are_checked_like_datagrams() {
+        let now = Instant::now();
+        let mut session = Session::new(BOUNDS, 30, now);
+        let frame = |command| {
+            ClientMessage::Input(Input {
+                seq: 1,
+                ack_tick: Some(3),
+                command,
+            })
+        };
+        assert!(matches!(
+            session.on_frame(frame(Command::MoveTo { x: 5.0, y: 5.0 }), now),
+            Verdict::Forward(Input {
+                ack_tick: Some(3),
+                ..
+            })
+        ));
+        assert!(matches!(
+            session.on_frame(
+                frame(Command::MoveTo {
+                    x: f32::NAN,
+                    y: 5.0
+                }),
+                now
+            ),
+            Verdict::Invalid {
+                kind: InvalidKind::Input,
+                ..
+            }
+        ));
     }
 
     #[test]

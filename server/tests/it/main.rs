@@ -8,8 +8,11 @@
 mod admin;
 mod auth;
 mod binary;
+mod browser;
 mod http;
 mod net;
 mod persist;
 mod simulate;
+mod streams;
 mod swarm;
+mod webdriver;

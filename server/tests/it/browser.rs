@@ -1,0 +1,120 @@
+//! The viewer page in a real browser: Debian's headless Chromium, driven over WebDriver,
+//! opens `/`, joins over WebTransport (HTTP/3 on the server's QUIC port, the generated
+//! certificate accepted by its hash), shows entities, and walks its character where a real
+//! mouse click lands; `/?spectate` watches without a character and pans by dragging.
+//! Screenshots are kept in `target/artifacts/viewer.png` and `spectator.png`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+use server::config::Config;
+use server::run::start;
+
+use crate::webdriver::Browser;
+
+fn config(npcs: u32) -> Config {
+    Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        metrics_listen: "127.0.0.1:0".parse().unwrap(),
+        npcs,
+        spawn_point: Some([68.5, 164.5]),
+        shutdown_grace_secs: 0.5,
+        ..Config::default()
+    }
+}
+
+fn artifacts() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `window.mmoStats` once the page is connected, sees entities and has its character.
+const STATS: &str = "return window.mmoStats";
+
+fn playing(stats: &Value) -> bool {
+    stats["connected"] == true && stats["entities"].as_u64() > Some(1) && stats["me"].is_object()
+}
+
+/// A point to walk to: 1 m short of an NPC 6 to 20 m away (so on walkable ground in
+/// practice), with no body within 1 m of it (so the click is not taken as selecting one),
+/// and where it is on the canvas.
+const PICK_TARGET: &str = r#"
+const s = window.mmoStats;
+const canvas = document.getElementById('world');
+const ppm = Math.min(canvas.width, canvas.height) / 60;
+const bodies = window.mmoBodies();
+for (const b of bodies) {
+  const d = Math.hypot(b.x - s.me.x, b.y - s.me.y);
+  if (b.kind !== 'npc' || d < 6 || d > 20) continue;
+  const x = b.x - (b.x - s.me.x) / d, y = b.y - (b.y - s.me.y) / d;
+  if (bodies.some((o) => Math.hypot(o.x - x, o.y - y) < 1)) continue;
+  return { x, y, sx: Math.round((x - s.me.x) * ppm + canvas.width / 2),
+    sy: Math.round((y - s.me.y) * ppm + canvas.height / 2) };
+}
+return null;
+"#;
+
+/// The mean position of the bodies the page shows.
+const CENTROID: &str = r#"
+const b = window.mmoBodies();
+if (b.length === 0) return { n: 0 };
+return { n: b.length, x: b.reduce((s, e) => s + e.x, 0) / b.length,
+  y: b.reduce((s, e) => s + e.y, 0) / b.length };
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_viewer_plays_over_webtransport_in_chromium() {
+    let server = start(config(400)).await.unwrap();
+    let page = format!("http://{}/?name=browser", server.metrics_addr);
+    let spectate = format!("http://{}/?spectate&name=watcher", server.metrics_addr);
+    tokio::task::spawn_blocking(move || {
+        let browser = Browser::start(1000, 800);
+        browser.goto(&page);
+        let stats = browser.wait_for(STATS, Duration::from_secs(30), playing);
+        let me = &stats["me"];
+        let target = browser.wait_for(PICK_TARGET, Duration::from_secs(10), Value::is_object);
+        let (tx, ty) = (target["x"].as_f64().unwrap(), target["y"].as_f64().unwrap());
+        let start = (me["x"].as_f64().unwrap() - tx).hypot(me["y"].as_f64().unwrap() - ty);
+        browser.click_at(
+            target["sx"].as_i64().unwrap(),
+            target["sy"].as_i64().unwrap(),
+        );
+        // The character walks there: in later snapshots it is at most half as far.
+        let arrived = browser.wait_for(STATS, Duration::from_secs(25), |stats| {
+            let (x, y) = (stats["me"]["x"].as_f64(), stats["me"]["y"].as_f64());
+            matches!((x, y), (Some(x), Some(y)) if (x - tx).hypot(y - ty) <= (start / 2.0).max(1.0))
+        });
+        assert!(arrived["tick"].as_u64() > stats["tick"].as_u64());
+        let png = browser.screenshot();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG screenshot");
+        std::fs::write(artifacts().join("viewer.png"), png).unwrap();
+
+        // A spectator has no character and sees the NPCs of its region; dragging the map
+        // moves the region, and the server sends what is there.
+        browser.goto(&spectate);
+        let watching = browser.wait_for(STATS, Duration::from_secs(30), |stats| {
+            stats["connected"] == true
+                && stats["spectating"] == true
+                && stats["me"].is_null()
+                && stats["entities"].as_u64() >= Some(5)
+        });
+        let npcs = browser.eval("return window.mmoBodies().filter((b) => b.kind === 'npc').length");
+        assert!(npcs.as_u64() >= Some(5), "{watching}");
+        let before = browser.eval(CENTROID);
+        // Dragging the map to the right moves the view centre to the left (smaller x).
+        browser.drag(500, 330, 250, 0);
+        let moved = browser.wait_for(CENTROID, Duration::from_secs(15), |now| {
+            let (Some(a), Some(b)) = (before["x"].as_f64(), now["x"].as_f64()) else {
+                return false;
+            };
+            a - b > 8.0
+        });
+        assert!(moved["n"].as_u64() > Some(0));
+        std::fs::write(artifacts().join("spectator.png"), browser.screenshot()).unwrap();
+    })
+    .await
+    .unwrap();
+    server.shutdown().await.unwrap();
+}
