@@ -513,11 +513,7 @@ impl Game {
                 continue;
             }
             info!(session = join.session, name = %join.name, entity = %entity, "player joined");
-            let facts = admin::SessionFacts {
-                kick: join.kick.clone(),
-                remote: join.sink.remote(),
-                since_ms: u64::try_from(now_ms()).unwrap_or(0),
-            };
+            let facts = admin::SessionFacts::new(&join.kick, join.sink.as_ref());
             self.membership.joined.push(NewViewer {
                 session: join.session,
                 sink: join.sink,

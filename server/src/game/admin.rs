@@ -88,8 +88,8 @@ pub enum AdminRequest {
 /// Why the world refused an admin request.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum AdminRefusal {
-    /// No session with a character has this id.
-    #[error("no session {0} with a character")]
+    /// No session in the world (with a character, or spectating) has this id.
+    #[error("no session {0} in the world")]
     NoSuchSession(SessionId),
     /// No live entity has this id.
     #[error("no entity {0}")]
@@ -137,8 +137,10 @@ pub struct WorldInfo {
     pub npcs: usize,
     /// Player characters among them.
     pub players: usize,
-    /// Sessions with a character.
+    /// Sessions in the world: with a character, or spectating.
     pub sessions: usize,
+    /// Spectators among them.
+    pub spectators: usize,
     /// Path requests waiting in the queue.
     pub paths_waiting: usize,
     /// Tick durations over the last ticks (up to 10 s).
@@ -173,7 +175,7 @@ pub struct DoorInfo {
     pub closed: bool,
 }
 
-/// One session with a character (`GET /admin/sessions`).
+/// One session in the world (`GET /admin/sessions`).
 #[derive(Clone, Debug, Serialize)]
 pub struct SessionInfo {
     /// The session's number (the `{id}` of the kick route).
@@ -182,11 +184,13 @@ pub struct SessionInfo {
     pub account: String,
     /// The client's address, when its transport has one.
     pub remote: Option<String>,
-    /// Its character, `index.generation`.
-    pub entity: String,
-    /// When its character joined the world, Unix milliseconds.
+    /// Whether it watches without a character.
+    pub spectator: bool,
+    /// Its character, `index.generation`; `None` for a spectator.
+    pub entity: Option<String>,
+    /// When it joined the world, Unix milliseconds.
     pub connected_since_ms: u64,
-    /// Where its character stands, metres.
+    /// Where its character stands, or a spectator's view centre, metres.
     pub pos: Option<[f32; 2]>,
 }
 
@@ -250,6 +254,20 @@ pub(super) struct SessionFacts {
     pub(super) since_ms: u64,
 }
 
+impl SessionFacts {
+    /// The facts of a session that joins now.
+    pub(super) fn new(
+        kick: &tokio::sync::mpsc::Sender<Kick>,
+        sink: &dyn super::DatagramSink,
+    ) -> SessionFacts {
+        SessionFacts {
+            kick: kick.clone(),
+            remote: sink.remote(),
+            since_ms: u64::try_from(crate::persist::now_ms()).unwrap_or(0),
+        }
+    }
+}
+
 fn id_text(id: EntityId) -> String {
     format!("{}.{}", id.index, id.generation)
 }
@@ -307,13 +325,17 @@ impl Game {
                 text,
                 reply,
             } => {
-                let Some(client) = self.clients.get(&session) else {
+                let facts = match self.clients.get(&session) {
+                    Some(client) => Some(&client.facts),
+                    None => self.spectators.get(&session).map(|s| &s.facts),
+                };
+                let Some(facts) = facts else {
                     let _ = reply.send(Err(AdminRefusal::NoSuchSession(session)));
                     return;
                 };
                 // A full kick channel means a kick is already on its way: the session
                 // ends either way.
-                let _ = client.facts.kick.try_send(Kick {
+                let _ = facts.kick.try_send(Kick {
                     reason: DisconnectReason::Kicked,
                     text,
                 });
@@ -428,7 +450,8 @@ impl Game {
             bodies: npcs + players,
             npcs,
             players,
-            sessions: self.clients.len(),
+            sessions: self.clients.len() + self.spectators.len(),
+            spectators: self.spectators.len(),
             paths_waiting: self.metrics.paths_waiting.get().max(0) as usize,
             tick_ms: self.admin.tick_figures(),
             bounds: [bounds.min.x, bounds.min.y, bounds.max.x, bounds.max.y],
@@ -439,17 +462,27 @@ impl Game {
     }
 
     fn session_infos(&self) -> Vec<SessionInfo> {
-        self.clients
-            .iter()
-            .map(|(&id, client)| SessionInfo {
-                id,
-                account: client.name.clone(),
-                remote: client.facts.remote.map(|addr| addr.to_string()),
-                entity: id_text(client.entity),
-                connected_since_ms: client.facts.since_ms,
-                pos: self.world.body(client.entity).map(|b| xy(b.pos)),
-            })
-            .collect()
+        let players = self.clients.iter().map(|(&id, client)| SessionInfo {
+            id,
+            account: client.name.clone(),
+            remote: client.facts.remote.map(|addr| addr.to_string()),
+            spectator: false,
+            entity: Some(id_text(client.entity)),
+            connected_since_ms: client.facts.since_ms,
+            pos: self.world.body(client.entity).map(|b| xy(b.pos)),
+        });
+        let spectators = self.spectators.iter().map(|(&id, spectator)| SessionInfo {
+            id,
+            account: spectator.name.clone(),
+            remote: spectator.facts.remote.map(|addr| addr.to_string()),
+            spectator: true,
+            entity: None,
+            connected_since_ms: spectator.facts.since_ms,
+            pos: Some(xy(spectator.at)),
+        });
+        let mut sessions: Vec<SessionInfo> = players.chain(spectators).collect();
+        sessions.sort_by_key(|session| session.id);
+        sessions
     }
 
     fn entity_info(&self, id: EntityId) -> Result<EntityInfo, AdminRefusal> {
@@ -531,5 +564,176 @@ impl Game {
                 spawn(centre + Vec2::new(r * c, r * s))
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::game::tests::{Recorder, arena};
+    use crate::game::{GameConfig, Joined, ToWorld};
+    use crate::interest::ViewRange;
+    use crate::metrics::Metrics;
+
+    fn game() -> Game {
+        let config = GameConfig {
+            npcs: 5,
+            seed: 3,
+            path_budget: 20_000,
+            path_budget_per_body: 2.5,
+            path_corner_graph: false,
+            spawn_point: None,
+            max_clients: 10,
+            view: ViewRange {
+                radius_m: 30.0,
+                hysteresis_m: 4.0,
+            },
+            doors: vec![[1.0, 1.0, 1.0, 3.0]],
+        };
+        let mut game = Game::new(arena(), config, Arc::new(Metrics::default()));
+        game.tick(Instant::now());
+        game
+    }
+
+    /// Asks and returns the answer, ticking once if the world owes it until after a tick.
+    fn ask<T: std::fmt::Debug>(
+        game: &mut Game,
+        request: impl FnOnce(Reply<T>) -> AdminRequest,
+    ) -> Result<T, AdminRefusal> {
+        let (reply, mut answer) = oneshot::channel();
+        game.handle(ToWorld::Admin(request(reply)));
+        if let Ok(answer) = answer.try_recv() {
+            return answer;
+        }
+        game.tick(Instant::now());
+        answer.try_recv().expect("answered after the tick")
+    }
+
+    fn join(
+        game: &mut Game,
+        session: SessionId,
+        spectate: Option<Vec2>,
+    ) -> (
+        oneshot::Receiver<Result<Joined, DisconnectReason>>,
+        mpsc::Receiver<Kick>,
+    ) {
+        let (kick, kicks) = mpsc::channel(4);
+        let (reply, answer) = oneshot::channel();
+        game.handle(ToWorld::Join {
+            session,
+            name: format!("p{session}"),
+            resume_at: None,
+            spectate,
+            sink: Box::new(Recorder),
+            kick,
+            reply,
+        });
+        (answer, kicks)
+    }
+
+    #[test]
+    fn spawns_in_the_tick_of_a_join_get_their_own_ids() {
+        let mut game = game();
+        let (mut joined, _kicks) = join(&mut game, 1, None);
+        let (reply, mut spawned) = oneshot::channel();
+        game.handle(ToWorld::Admin(AdminRequest::SpawnNpcs {
+            count: 3,
+            at: None,
+            reply,
+        }));
+        assert!(spawned.try_recv().is_err(), "answered before the tick");
+        game.tick(Instant::now());
+        let player = joined.try_recv().unwrap().unwrap().entity;
+        let ids = spawned.try_recv().unwrap().unwrap();
+        assert_eq!(ids.len(), 3);
+        for id in &ids {
+            let id = EntityId {
+                index: id.index,
+                generation: id.generation,
+            };
+            assert_eq!(game.world().body(id).unwrap().kind, Kind::Npc);
+        }
+        assert!(!ids.contains(&player));
+        let info = ask(&mut game, AdminRequest::World).unwrap();
+        assert_eq!((info.npcs, info.players, info.sessions), (8, 1, 1));
+        let npc = format!("{}.{}", ids[0].index, ids[0].generation);
+        let id = EntityId {
+            index: ids[0].index,
+            generation: ids[0].generation,
+        };
+        let entity = ask(&mut game, |reply| AdminRequest::Entity { id, reply }).unwrap();
+        assert_eq!((entity.id.as_str(), entity.brain), (npc.as_str(), "wander"));
+        // The player's character is no NPC; the NPC goes, answered after its tick.
+        let me = EntityId {
+            index: player.index,
+            generation: player.generation,
+        };
+        let refused = ask(&mut game, |reply| AdminRequest::DespawnNpc {
+            id: me,
+            reply,
+        });
+        assert!(
+            matches!(refused, Err(AdminRefusal::NotAnNpc(_))),
+            "{refused:?}"
+        );
+        ask(&mut game, |reply| AdminRequest::DespawnNpc { id, reply }).unwrap();
+        assert!(game.world().body(id).is_none());
+        let again = ask(&mut game, |reply| AdminRequest::DespawnNpc { id, reply });
+        assert_eq!(again, Err(AdminRefusal::NoSuchEntity(npc)));
+    }
+
+    #[test]
+    fn doors_change_after_their_tick_and_spectators_are_sessions() {
+        let mut game = game();
+        let door = ask(&mut game, |reply| AdminRequest::SetDoor {
+            door: 0,
+            closed: true,
+            reply,
+        })
+        .unwrap();
+        assert!(door.closed);
+        assert_eq!(game.world().doors_closed(), &[true]);
+        let unknown = ask(&mut game, |reply| AdminRequest::SetDoor {
+            door: 1,
+            closed: true,
+            reply,
+        });
+        assert_eq!(
+            unknown.unwrap_err(),
+            AdminRefusal::NoSuchDoor { door: 1, doors: 1 }
+        );
+
+        let (_player, _) = join(&mut game, 1, None);
+        let (_spectator, mut kicks) = join(&mut game, 2, Some(Vec2::new(2.0, 2.0)));
+        game.tick(Instant::now());
+        let sessions = ask(&mut game, AdminRequest::Sessions).unwrap();
+        let kinds: Vec<(SessionId, bool, bool)> = sessions
+            .iter()
+            .map(|s| (s.id, s.spectator, s.entity.is_some()))
+            .collect();
+        assert_eq!(kinds, [(1, false, true), (2, true, false)]);
+        let text = "bye".to_owned();
+        ask(&mut game, |reply| AdminRequest::Kick {
+            session: 2,
+            text,
+            reply,
+        })
+        .unwrap();
+        let kick = kicks.try_recv().unwrap();
+        assert_eq!(
+            (kick.reason, kick.text.as_str()),
+            (DisconnectReason::Kicked, "bye")
+        );
+        let missing = ask(&mut game, |reply| AdminRequest::Kick {
+            session: 9,
+            text: String::new(),
+            reply,
+        });
+        assert_eq!(missing, Err(AdminRefusal::NoSuchSession(9)));
     }
 }
