@@ -140,13 +140,23 @@ pub fn client_config(
     trust: Trust,
     limits: TransportLimits,
 ) -> Result<quinn::ClientConfig, ConfigError> {
+    client_config_with_alpn(trust, limits, protocol::ALPN)
+}
+
+/// [`client_config`] offering another ALPN (`h3` speaks WebTransport to the server, as a
+/// browser does).
+pub fn client_config_with_alpn(
+    trust: Trust,
+    limits: TransportLimits,
+    alpn: &[u8],
+) -> Result<quinn::ClientConfig, ConfigError> {
     let provider = provider();
     let mut tls = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(PinnedVerifier { trust, provider }))
         .with_no_client_auth();
-    tls.alpn_protocols = vec![protocol::ALPN.to_vec()];
+    tls.alpn_protocols = vec![alpn.to_vec()];
     let crypto = QuicClientConfig::try_from(tls)?;
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
     config.transport_config(Arc::new(transport_config(limits, 0)?));

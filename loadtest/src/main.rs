@@ -69,6 +69,10 @@ struct Cli {
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    /// Threads the swarm runs on (1 to 64). One keeps the whole swarm on one core; more
+    /// let a swarm that cannot keep up with its snapshots on one core do so.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    threads: u16,
     /// Signing key (PEM, the server's `keygen` DIR/signing.key) each bot mints its login
     /// token with, for a server run with the matching --auth-public-key [default: no
     /// tokens].
@@ -213,11 +217,17 @@ fn start() -> Result<bool> {
             None => None,
         },
     };
-    // One thread: the whole swarm on one core, as the benchmark promises.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    // One thread by default: the whole swarm on one core.
+    let runtime = match cli.threads {
+        1 => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        n => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(usize::from(n))
+            .enable_all()
+            .build(),
+    }
+    .context("cannot start the async runtime")?;
     let report = runtime.block_on(run(options))?;
     print!("{}", report.table());
     if let Some(path) = &cli.report {

@@ -29,7 +29,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use protocol::NetId;
 use server::config::Config;
 use server::game::{DatagramSink, Game, GameConfig};
-use server::interest::{ClientView, Frame, Scratch, ViewRange, net_id};
+use server::interest::{ClientView, Frame, Scratch, ViewRange, capture, net_id};
 use server::metrics::Metrics;
 use server::snapshot_pool::SnapshotPool;
 use server::snapshots::{ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob};
@@ -97,7 +97,7 @@ fn setup() -> Setup {
             })
             .collect();
         ticks.push(Tick {
-            frame: Arc::new(Frame::capture(world, range)),
+            frame: Arc::new(capture(world, range)),
             positions,
         });
     }
@@ -273,7 +273,7 @@ fn bench(c: &mut Criterion) {
         served.pool.stop();
     }
     group.bench_function("capture_10000_npcs", |b| {
-        b.iter(|| black_box(Frame::capture(setup.game.world(), setup.range)));
+        b.iter(|| black_box(capture(setup.game.world(), setup.range)));
     });
     group.finish();
 }

@@ -3,7 +3,7 @@
 //! One OS thread owns the [`World`]. Sessions talk to it only through one bounded channel
 //! ([`ToWorld`]): joins, validated inputs, leaves, and the admin API's requests
 //! ([`admin`], answered through oneshots). Each tick it drains that channel, steps
-//! the world, captures a [`Frame`] of every body's wire state and offers it to the snapshot
+//! the world, captures a [`crate::interest::Frame`] of every body's wire state and offers it to the snapshot
 //! workers ([`crate::snapshot_pool`]) with `try_send`: they build and send every client's
 //! datagram while the world steps the next tick, and a worker still busy skips that tick
 //! for its clients (counted) rather than the world waiting. Ticks are
@@ -24,7 +24,7 @@ use tracing::{debug, error, info, warn};
 
 pub mod admin;
 
-use crate::interest::{Frame, ViewRange, net_id};
+use crate::interest::{ViewRange, capture, net_id};
 use crate::metrics::{InputDrop, Metrics, Phase};
 use crate::persist::{Saver, now_ms};
 use crate::sample::SpawnPlacer;
@@ -545,7 +545,7 @@ impl Game {
             self.metrics.npcs.set(bodies.saturating_sub(players));
             return None;
         }
-        let frame = Frame::capture(&self.world, self.config.view);
+        let frame = capture(&self.world, self.config.view);
         let clients = self
             .clients
             .iter()

@@ -41,9 +41,13 @@ use crate::config::MIN_SNAPSHOT_BYTES;
 use crate::game::{Kick, SessionId, ToWorld};
 use crate::metrics::{InputDrop, Invalid, Metrics};
 use crate::persist::Persist;
-use link::Link;
+use link::{Link, LinkError};
 use login::{LiveAccounts, Rejected};
 use machine::{End, Handshake, HandshakeStep, InvalidKind, Session, Verdict, bad_frame};
+
+/// HTTP/3's `H3_REQUEST_REJECTED`: the close code of a connection whose WebTransport
+/// request opened no session.
+const H3_REQUEST_REJECTED: u32 = 0x010b;
 
 /// What every session shares.
 pub struct SessionContext {
@@ -259,8 +263,13 @@ async fn join_world(
 async fn handshake(conn: &Connection, ctx: &SessionContext) -> Opened {
     let (link, send, mut recv) = match Link::open(conn).await {
         Ok(opened) => opened,
-        Err(err) => {
-            debug!(%err, "no control stream");
+        Err(LinkError::Lost) => return Opened::Lost,
+        Err(LinkError::WebTransport(err)) => {
+            // A request that opened no session (already answered, when it was one) is
+            // an invalid message; the connection is of no further use.
+            debug!(%err, "no WebTransport session");
+            count_invalid(InvalidKind::Frame, ctx);
+            conn.close(H3_REQUEST_REJECTED.into(), err.to_string().as_bytes());
             return Opened::Lost;
         }
     };

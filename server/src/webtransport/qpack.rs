@@ -203,12 +203,23 @@ pub fn encode_response(status: u16, fields: &[(&str, &str)]) -> Vec<u8> {
         put_int(&mut out, 0x50, 4, 24);
         put_string(&mut out, 7, &status.to_string());
     }
-    for (name, value) in fields {
-        put_int(&mut out, 0x20, 3, name.len() as u64);
-        out.extend_from_slice(name.as_bytes());
-        put_string(&mut out, 7, value);
-    }
+    put_literals(&mut out, fields);
     out
+}
+
+/// Encodes fields as literals with literal names (a request, in tests and clients).
+pub fn encode_fields(fields: &[(&str, &str)]) -> Vec<u8> {
+    let mut out = vec![0, 0];
+    put_literals(&mut out, fields);
+    out
+}
+
+fn put_literals(out: &mut Vec<u8>, fields: &[(&str, &str)]) {
+    for (name, value) in fields {
+        put_int(out, 0x20, 3, name.len() as u64);
+        out.extend_from_slice(name.as_bytes());
+        put_string(out, 7, value);
+    }
 }
 
 fn entry(index: u64) -> Result<(&'static str, &'static str), QpackError> {

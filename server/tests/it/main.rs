@@ -16,3 +16,4 @@ mod simulate;
 mod streams;
 mod swarm;
 mod webdriver;
+mod webtransport;

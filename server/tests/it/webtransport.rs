@@ -1,0 +1,199 @@
+//! WebTransport from a Rust client speaking HTTP/3 the way a browser does: the CONNECT,
+//! the session's stream, HTTP datagrams. Checks what the browser test cannot see: the
+//! certificate browsers get, refusals of bad requests, and that the server keeps serving.
+
+use std::time::Duration;
+
+use client::Trust;
+use client::tls::{Fingerprint, TransportLimits, client_config_with_alpn};
+use protocol::codec::{FrameReader, decode_datagram, encode_datagram, encode_frame};
+use protocol::{
+    ClientDatagram, ClientMessage, Command, Input, PROTOCOL_VERSION, ServerDatagram, ServerMessage,
+};
+use server::config::Config;
+use server::run::{Running, start};
+use server::webtransport::{h3, qpack};
+use tokio::time::timeout;
+
+async fn server() -> Running {
+    start(Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        metrics_listen: "127.0.0.1:0".parse().unwrap(),
+        npcs: 50,
+        spawn_point: Some([68.5, 164.5]),
+        shutdown_grace_secs: 0.5,
+        ..Config::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// An HTTP/3 connection that only accepts the server's generated WebTransport certificate.
+async fn h3_connection(server: &Running) -> quinn::Connection {
+    let cert = server
+        .certificates
+        .webtransport()
+        .expect("a generated certificate");
+    let pinned = Fingerprint::parse(&cert.sha256_hex()).unwrap();
+    let limits = TransportLimits {
+        idle_timeout: Duration::from_secs(15),
+        keep_alive: Duration::from_secs(4),
+    };
+    let mut config = client_config_with_alpn(Trust::Pinned(pinned), limits, b"h3").unwrap();
+    let mut transport = quinn::TransportConfig::default();
+    transport.max_concurrent_uni_streams(4u8.into());
+    config.transport_config(std::sync::Arc::new(transport));
+    let endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
+    endpoint
+        .connect_with(config, server.quic_addr, "localhost")
+        .unwrap()
+        .await
+        .expect("the h3 handshake with the WebTransport certificate")
+}
+
+fn connect_request(path: &str) -> Vec<u8> {
+    let fields = qpack::encode_fields(&[
+        (":method", "CONNECT"),
+        (":protocol", "webtransport"),
+        (":scheme", "https"),
+        (":authority", "localhost"),
+        (":path", path),
+    ]);
+    h3::frame(h3::FRAME_HEADERS, &fields)
+}
+
+/// Reads the response's HEADERS frame and returns its `:status`.
+async fn response_status(recv: &mut quinn::RecvStream) -> String {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    loop {
+        if let Some((kind, payload, _)) = h3::take_frame(&buf).unwrap() {
+            assert_eq!(kind, h3::FRAME_HEADERS);
+            let fields = qpack::decode(payload).unwrap();
+            return fields
+                .into_iter()
+                .find(|(name, _)| name == ":status")
+                .map(|(_, value)| value)
+                .expect("a status");
+        }
+        let n = recv.read(&mut chunk).await.unwrap().expect("a response");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webtransport_session_plays_over_http_datagrams() {
+    let server = server().await;
+    let conn = h3_connection(&server).await;
+    let (mut connect_send, mut connect_recv) = conn.open_bi().await.unwrap();
+    connect_send
+        .write_all(&connect_request("/mmo?from=test"))
+        .await
+        .unwrap();
+    assert_eq!(response_status(&mut connect_recv).await, "200");
+
+    // The session's stream: the signal, the session id (the CONNECT stream's), then frames.
+    let (mut send, mut recv) = conn.open_bi().await.unwrap();
+    let mut header = Vec::new();
+    h3::put_varint(&mut header, h3::WT_BIDI_SIGNAL);
+    h3::put_varint(&mut header, u64::from(connect_send.id()));
+    send.write_all(&header).await.unwrap();
+    for message in [
+        ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+        },
+        ClientMessage::Login {
+            name: "h3".to_owned(),
+            token: None,
+        },
+    ] {
+        send.write_all(&encode_frame(&message).unwrap())
+            .await
+            .unwrap();
+    }
+    let mut reader = FrameReader::new();
+    let mut chunk = [0u8; 4096];
+    let welcome = loop {
+        if let Some(message) = reader.next_message::<ServerMessage>().unwrap() {
+            break message;
+        }
+        let n = recv.read(&mut chunk).await.unwrap().expect("the welcome");
+        reader.push(&chunk[..n]);
+    };
+    let ServerMessage::Welcome(welcome) = welcome else {
+        panic!("expected a welcome, got {welcome:?}");
+    };
+    // Snapshots come as HTTP datagrams: the quarter stream id (0), then the datagram.
+    let mut seen_self = false;
+    for seq in 1..=20 {
+        let datagram = timeout(Duration::from_secs(5), conn.read_datagram())
+            .await
+            .expect("a snapshot within 5 s")
+            .unwrap();
+        assert_eq!(datagram[0], 0, "the session's quarter stream id");
+        let ServerDatagram::Snapshot(snapshot) = decode_datagram(&datagram[1..]).unwrap();
+        seen_self |= snapshot.entered.iter().any(|e| e.id == welcome.entity);
+        let input = encode_datagram(&ClientDatagram::Input(Input {
+            seq,
+            ack_tick: Some(snapshot.tick),
+            command: Command::Nothing,
+        }))
+        .unwrap();
+        let mut framed = vec![0u8];
+        framed.extend_from_slice(&input);
+        conn.send_datagram(framed.into()).unwrap();
+    }
+    assert!(seen_self, "the own character entered the view");
+    conn.close(0u32.into(), b"");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_webtransport_requests_are_refused_and_others_play_on() {
+    let server = server().await;
+    // Another path: 404, and no session.
+    let conn = h3_connection(&server).await;
+    let (mut send, mut recv) = conn.open_bi().await.unwrap();
+    send.write_all(&connect_request("/admin")).await.unwrap();
+    assert_eq!(response_status(&mut recv).await, "404");
+    // A plain GET: 400.
+    let conn = h3_connection(&server).await;
+    let (mut send, mut recv) = conn.open_bi().await.unwrap();
+    let get = qpack::encode_fields(&[
+        (":method", "GET"),
+        (":scheme", "https"),
+        (":authority", "localhost"),
+        (":path", "/mmo"),
+    ]);
+    send.write_all(&h3::frame(h3::FRAME_HEADERS, &get))
+        .await
+        .unwrap();
+    assert_eq!(response_status(&mut recv).await, "400");
+    // Garbage where the request belongs: the connection ends, the server does not.
+    let conn = h3_connection(&server).await;
+    let (mut send, _recv) = conn.open_bi().await.unwrap();
+    send.write_all(&[0x01, 0x05, 0xff, 0xff, 0xff, 0xff, 0xff])
+        .await
+        .unwrap();
+    let _ = send.finish();
+    let closed = timeout(Duration::from_secs(10), conn.closed()).await;
+    assert!(
+        closed.is_ok(),
+        "the server closes a connection it cannot use"
+    );
+    // Each request that opened no session counted as an invalid message.
+    let metrics = crate::net::http_get(server.metrics_addr, "/metrics").await;
+    let invalid = crate::net::metric_value(&metrics, "mmo_invalid_messages_total{kind=\"frame\"}");
+    assert_eq!(invalid, 3, "{metrics}");
+    // A native client still plays.
+    let endpoint = client::endpoint(server.quic_addr, Trust::Pinned(server.fingerprint)).unwrap();
+    let mut native = client::Client::connect(&endpoint, server.quic_addr, "native")
+        .await
+        .unwrap();
+    timeout(Duration::from_secs(5), native.next_snapshot())
+        .await
+        .unwrap()
+        .unwrap();
+    native.leave().await;
+    server.shutdown().await.unwrap();
+}
