@@ -382,13 +382,19 @@ async fn sessions_are_listed_and_a_kicked_client_is_told() {
     assert_eq!(entity.body["session"], session["id"]);
 
     let id = session["id"].as_u64().unwrap();
-    for (path, status) in [
-        ("/admin/sessions/abc/kick".to_owned(), 400),
-        (format!("/admin/sessions/{}/kick", id + 1000), 404),
+    let long = format!(r#"{{"text": "{}"}}"#, "x".repeat(201));
+    let kick_path = format!("/admin/sessions/{id}/kick");
+    for (path, body, status) in [
+        ("/admin/sessions/abc/kick".to_owned(), "", 400),
+        (format!("/admin/sessions/{}/kick", id + 1000), "", 404),
+        (kick_path.clone(), long.as_str(), 400),
+        (kick_path.clone(), r#"{"text": 5}"#, 400),
     ] {
-        let answer = admin(addr, "POST", &path, None).await;
+        let answer = admin(addr, "POST", &path, Some(body)).await;
         assert_eq!(answer.status, status, "{path}: {}", answer.body);
     }
+    // None of those ended the session.
+    assert_eq!(world(addr).await["players"], 1);
     let kicked = admin(
         addr,
         "POST",
