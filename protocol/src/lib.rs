@@ -152,6 +152,12 @@
 //! [`DisconnectReason::Shutdown`]; new connections are refused at the QUIC level. A
 //! connection silent for the idle timeout closes without any application code.
 //!
+//! An operator may end a session through the server's admin API: the client gets a
+//! `Disconnect` with [`DisconnectReason::Kicked`] (close code 13) and a text from the
+//! operator. Like `DatagramsUnsupported`, this reason was appended within version 1: a
+//! client built before it fails to decode that frame (an unknown variant) and sees an
+//! unknown close code, and should treat both as the end of the session.
+//!
 //! ## Datagrams
 //!
 //! Each is one version byte (the low 8 bits of [`PROTOCOL_VERSION`]) and one message, at

@@ -354,11 +354,15 @@ pub enum DisconnectReason {
     /// (an unknown variant, an unknown close code) rather than taking it for another
     /// reason, and only a client that could not play anyway ever receives it.
     DatagramsUnsupported,
+    /// An operator ended the session (the server's admin API); the text may say why.
+    /// Added after [`DisconnectReason::DatagramsUnsupported`] in protocol version 1, for
+    /// the same reasons: an older client fails to decode it rather than misreading it.
+    Kicked,
 }
 
 impl DisconnectReason {
     /// Every reason, in code order.
-    pub const ALL: [DisconnectReason; 12] = [
+    pub const ALL: [DisconnectReason; 13] = [
         DisconnectReason::VersionMismatch,
         DisconnectReason::BadMessage,
         DisconnectReason::FrameTooLarge,
@@ -371,6 +375,7 @@ impl DisconnectReason {
         DisconnectReason::ClientLeft,
         DisconnectReason::Internal,
         DisconnectReason::DatagramsUnsupported,
+        DisconnectReason::Kicked,
     ];
 
     /// The QUIC application close code: 1 for the first reason, in declaration order.
@@ -388,6 +393,7 @@ impl DisconnectReason {
             DisconnectReason::ClientLeft => 10,
             DisconnectReason::Internal => 11,
             DisconnectReason::DatagramsUnsupported => 12,
+            DisconnectReason::Kicked => 13,
         }
     }
 
@@ -414,6 +420,7 @@ impl DisconnectReason {
             DisconnectReason::ClientLeft => "client_left",
             DisconnectReason::Internal => "internal",
             DisconnectReason::DatagramsUnsupported => "datagrams_unsupported",
+            DisconnectReason::Kicked => "kicked",
         }
     }
 }

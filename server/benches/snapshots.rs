@@ -71,6 +71,7 @@ fn setup() -> Setup {
             spawn_point: None,
             max_clients: 1,
             view: range,
+            doors: Vec::new(),
         },
         Arc::new(Metrics::default()),
     );

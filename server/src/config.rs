@@ -9,6 +9,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
+pub use crate::admin::AdminToken;
+
 /// The QUIC socket's receive and send buffers asked for by default, bytes: room for a few
 /// thousand datagrams, so a burst does not overflow the buffer before the endpoint reads.
 pub const DEFAULT_SOCKET_BUFFER_BYTES: u32 = 4 * 1024 * 1024;
@@ -50,6 +52,15 @@ pub enum ConfigError {
         /// y as given.
         y: f32,
     },
+    /// Both `admin_token_file` and `MMO_ADMIN_TOKEN`: which one counts would be a guess.
+    #[error("admin_token_file and MMO_ADMIN_TOKEN are both set: give the admin token once")]
+    AdminTokenTwice,
+    /// A door with a NaN or infinite coordinate.
+    #[error("doors[{door}] must be four finite numbers")]
+    DoorNotFinite {
+        /// The door's index.
+        door: usize,
+    },
     /// Keep-alives no more often than the idle timeout would let connections close.
     #[error(
         "keep_alive_secs ({keep_alive_secs}) must be shorter than idle_timeout_secs ({idle_timeout_secs})"
@@ -70,6 +81,8 @@ impl ConfigError {
             ConfigError::OutOfRange { setting, .. } => setting,
             ConfigError::SpawnPointNotFinite { .. } => "spawn_point",
             ConfigError::KeepAliveNotShorter { .. } => "keep_alive_secs",
+            ConfigError::AdminTokenTwice => "admin_token_file",
+            ConfigError::DoorNotFinite { .. } => "doors",
         }
     }
 }
@@ -177,6 +190,18 @@ pub struct Config {
     /// login tokens must be signed for. `None`: development mode, where anyone logs in
     /// under any name.
     pub auth_public_key: Option<PathBuf>,
+    /// HTTP address of the admin API (`/admin/...`); it listens only when a token is
+    /// configured ([`Config::admin_token_file`] or [`Config::admin_token`]).
+    pub admin_listen: SocketAddr,
+    /// A file holding the admin API's bearer token (surrounding whitespace ignored).
+    pub admin_token_file: Option<PathBuf>,
+    /// The admin API's bearer token itself; `server run` takes it from the environment
+    /// variable `MMO_ADMIN_TOKEN`, never from the TOML file.
+    #[serde(skip)]
+    pub admin_token: Option<AdminToken>,
+    /// Doors: wall segments the admin API can open and close, each `[x1, y1, x2, y2]` in
+    /// metres, all open at start, numbered from 0 in this order.
+    pub doors: Vec<[f32; 4]>,
 }
 
 impl Default for Config {
@@ -214,6 +239,10 @@ impl Default for Config {
             data_dir: None,
             store: None,
             auth_public_key: None,
+            admin_listen: SocketAddr::from(([127, 0, 0, 1], 9101)),
+            admin_token_file: None,
+            admin_token: None,
+            doors: Vec::new(),
         }
     }
 }
@@ -292,7 +321,36 @@ impl Config {
             self.socket_send_buffer_bytes,
             SOCKET_BUFFER_RANGE,
         )?;
+        if self.admin_token.is_some() && self.admin_token_file.is_some() {
+            return Err(ConfigError::AdminTokenTwice);
+        }
+        if let Some(at) = self
+            .doors
+            .iter()
+            .position(|d| !d.iter().all(|v| v.is_finite()))
+        {
+            return Err(ConfigError::DoorNotFinite { door: at });
+        }
         Ok(())
+    }
+
+    /// The admin API's token: read from [`Config::admin_token_file`], or the one given in
+    /// [`Config::admin_token`]; `None` (with a line in the log) when there is neither, and
+    /// the admin API stays off.
+    pub fn load_admin_token(&self) -> Result<Option<AdminToken>> {
+        if let Some(path) = &self.admin_token_file {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read admin_token_file {}", path.display()))?;
+            let token = AdminToken::new(text.trim())
+                .with_context(|| format!("admin_token_file {}", path.display()))?;
+            return Ok(Some(token));
+        }
+        if self.admin_token.is_none() {
+            tracing::info!(
+                "no admin token (admin_token_file or MMO_ADMIN_TOKEN): the admin API is off"
+            );
+        }
+        Ok(self.admin_token.clone())
     }
 
     /// The public key of `auth_public_key`, read and checked; `None` (with a warning in the
@@ -529,6 +587,29 @@ path_corner_graph = true
                 got: "0".to_owned(),
             }
         );
+        let twice = Config {
+            admin_token: Some(AdminToken::new("0123456789abcdef").unwrap()),
+            admin_token_file: Some(PathBuf::from("admin.token")),
+            ..Config::default()
+        };
+        assert_eq!(twice.validate(), Err(ConfigError::AdminTokenTwice));
+        assert_eq!(ConfigError::AdminTokenTwice.setting(), "admin_token_file");
+        let door =
+            Config::from_toml("doors = [[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 1.0, 0.0]]\n").unwrap();
+        assert_eq!(door.doors.len(), 2);
+        door.validate().unwrap();
+        let bad_door = Config {
+            doors: vec![[0.0, f32::INFINITY, 1.0, 1.0]],
+            ..Config::default()
+        };
+        let err = bad_door.validate().unwrap_err();
+        assert_eq!(err, ConfigError::DoorNotFinite { door: 0 });
+        assert!(err.to_string().starts_with("doors"), "{err}");
+        // The token itself never comes from a file's text.
+        let err = Config::from_toml("admin_token = \"0123456789abcdef\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field"), "{err}");
         let sockets = Config::from_toml(
             "socket_recv_buffer_bytes = 8388608\nsocket_send_buffer_bytes = 65536\n",
         )

@@ -1,7 +1,8 @@
 //! The world thread: the authoritative 20 Hz loop.
 //!
 //! One OS thread owns the [`World`]. Sessions talk to it only through one bounded channel
-//! ([`ToWorld`]): joins, validated inputs, leaves. Each tick it drains that channel, steps
+//! ([`ToWorld`]): joins, validated inputs, leaves, and the admin API's requests
+//! ([`admin`], answered through oneshots). Each tick it drains that channel, steps
 //! the world, captures a [`crate::interest::Frame`] of every body's wire state and offers it to the snapshot
 //! workers ([`crate::snapshot_pool`]) with `try_send`: they build and send every client's
 //! datagram while the world steps the next tick, and a worker still busy skips that tick
@@ -20,6 +21,8 @@ use protocol::{Command, DisconnectReason, NetId};
 use sim::{Brain, EntityId, Input, Kind, PhaseClock, Vec2, World, WorldConfig};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, error, info, warn};
+
+pub mod admin;
 
 use crate::interest::{ViewRange, capture, net_id};
 use crate::metrics::{InputDrop, Metrics, Phase};
@@ -58,6 +61,10 @@ pub trait DatagramSink: Send {
     fn send_space(&self) -> usize;
     /// Queues one datagram; `false` when the connection is gone.
     fn send(&self, datagram: Bytes) -> bool;
+    /// The client's address, for the admin API; `None` when the transport has none.
+    fn remote(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
 }
 
 impl DatagramSink for quinn::Connection {
@@ -69,6 +76,9 @@ impl DatagramSink for quinn::Connection {
     }
     fn send(&self, datagram: Bytes) -> bool {
         self.send_datagram(datagram).is_ok()
+    }
+    fn remote(&self) -> Option<std::net::SocketAddr> {
+        Some(self.remote_address())
     }
 }
 
@@ -120,6 +130,8 @@ pub enum ToWorld {
         /// Which.
         session: SessionId,
     },
+    /// A request from the admin API ([`admin`]).
+    Admin(admin::AdminRequest),
 }
 
 /// The world thread's settings.
@@ -141,6 +153,8 @@ pub struct GameConfig {
     pub max_clients: u32,
     /// What each client sees.
     pub view: ViewRange,
+    /// Doors, `[x1, y1, x2, y2]` in metres, all open at start.
+    pub doors: Vec<[f32; 4]>,
 }
 
 struct Client {
@@ -154,6 +168,8 @@ struct Client {
     applied_seq: u32,
     /// Command waiting for the next tick.
     pending: Option<Command>,
+    /// Its session's kick channel, address and start, for the admin API.
+    facts: admin::SessionFacts,
 }
 
 /// Whether the session that asked for a character still wants it.
@@ -192,6 +208,8 @@ pub struct Game {
     saver: Option<Saver>,
     /// Ticks run, for the save rounds.
     ticks: u64,
+    /// Admin requests waiting for the next tick, and the tick times they report.
+    admin: admin::AdminQueue,
 }
 
 /// Ticks between two rounds of saving the characters that moved (0.5 s).
@@ -244,6 +262,11 @@ impl Game {
             path_budget_per_tick: config.path_budget as usize,
             path_budget_per_body: config.path_budget_per_body,
             path_corner_graph: config.path_corner_graph,
+            doors: config
+                .doors
+                .iter()
+                .map(|&[x1, y1, x2, y2]| (Vec2::new(x1, y1), Vec2::new(x2, y2)))
+                .collect(),
             ..WorldConfig::default()
         };
         let world = World::new(world_config, mesh, config.seed);
@@ -261,6 +284,7 @@ impl Game {
             membership: Membership::default(),
             saver: None,
             ticks: 0,
+            admin: admin::AdminQueue::default(),
         }
     }
 
@@ -377,6 +401,7 @@ impl Game {
                     self.joins[at].claim = Claim::Abandoned;
                 }
             }
+            ToWorld::Admin(request) => self.handle_admin(request),
         }
     }
 
@@ -391,6 +416,7 @@ impl Game {
         for entity in self.orphans.drain(..) {
             self.inputs.push(Input::Despawn(entity));
         }
+        self.admin_spawns_first();
         for client in self.clients.values_mut() {
             if let Some(seq) = client.taken_seq {
                 client.applied_seq = seq;
@@ -425,6 +451,7 @@ impl Game {
                 "the world ignored invalid inputs"
             );
         }
+        self.finish_admin(&out.spawned);
         self.finish_joins(&out.spawned);
         self.metrics.paths_waiting.set(out.paths_waiting as i64);
         self.ticks += 1;
@@ -486,6 +513,7 @@ impl Game {
                 continue;
             }
             info!(session = join.session, name = %join.name, entity = %entity, "player joined");
+            let facts = admin::SessionFacts::new(&join.kick, join.sink.as_ref());
             self.membership.joined.push(NewViewer {
                 session: join.session,
                 sink: join.sink,
@@ -500,6 +528,7 @@ impl Game {
                     taken_seq: None,
                     applied_seq: 0,
                     pending: None,
+                    facts,
                 },
             );
         }
@@ -629,6 +658,7 @@ fn world_loop(
 
         metrics.ticks.inc();
         metrics.observe_tick(end - start);
+        game.note_tick_time(end - start);
         for (name, time) in phases.named() {
             if let Some(phase) = Phase::of_world(name) {
                 metrics.observe_phase(phase, time);
@@ -699,6 +729,7 @@ mod tests {
                 radius_m: 30.0,
                 hysteresis_m: 4.0,
             },
+            doors: Vec::new(),
         };
         let mut game = Game::new(arena(), config, Arc::new(Metrics::default()));
         let mut replies = Vec::new();

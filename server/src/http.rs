@@ -192,8 +192,19 @@ async fn stopping(shutdown: &mut watch::Receiver<bool>) {
 /// Serves requests until the shutdown flag flips, then closes the connections (see the
 /// module docs). Returns when every connection has ended.
 pub(crate) async fn serve(listener: TcpListener, health: Arc<Health>, limits: HttpLimits) {
-    let mut shutdown = health.shutdown.clone();
-    let service = TowerToHyperService::new(router(health));
+    let shutdown = health.shutdown.clone();
+    serve_router(listener, router(health), shutdown, limits).await;
+}
+
+/// Serves `app` on the capped connection loop (see the module docs) until `shutdown`
+/// flips; returns when every connection has ended. The admin API uses it too.
+pub(crate) async fn serve_router(
+    listener: TcpListener,
+    app: Router,
+    mut shutdown: watch::Receiver<bool>,
+    limits: HttpLimits,
+) {
+    let service = TowerToHyperService::new(app);
     let mut http = hyper::server::conn::http1::Builder::new();
     http.keep_alive(false).max_buf_size(MAX_REQUEST_BYTES);
     let places = Arc::new(Semaphore::new(limits.max_connections));

@@ -10,6 +10,7 @@
 //! [`tls::Fingerprint`] the server reports); the world (`sim`) and the wire (`protocol`)
 //! know neither.
 
+pub mod admin;
 pub mod config;
 mod figures;
 pub mod game;

@@ -102,6 +102,15 @@ struct RunArgs {
     /// writes one) [default: none, development mode: logins are not authenticated].
     #[arg(long, value_name = "FILE", env = "MMO_AUTH_PUBLIC_KEY")]
     auth_public_key: Option<PathBuf>,
+    /// HTTP address of the admin API, which listens only with a token
+    /// (--admin-token-file or MMO_ADMIN_TOKEN) [default: 127.0.0.1:9101].
+    #[arg(long, value_name = "ADDR:PORT", env = "MMO_ADMIN_LISTEN")]
+    admin_listen: Option<SocketAddr>,
+    /// File holding the admin API's bearer token; the environment variable
+    /// MMO_ADMIN_TOKEN may hold the token itself instead [default: none, the admin API
+    /// is off].
+    #[arg(long, value_name = "FILE", env = "MMO_ADMIN_TOKEN_FILE")]
+    admin_token_file: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -252,8 +261,20 @@ fn config_of(args: RunArgs) -> Result<Config> {
         path_corner_graph,
         socket_recv_buffer_bytes,
         socket_send_buffer_bytes,
-        log_format
+        log_format,
+        admin_listen
     );
+    if args.admin_token_file.is_some() {
+        config.admin_token_file = args.admin_token_file;
+    }
+    // The token itself only from the environment: a flag would show it in `ps`.
+    if let Some(text) = std::env::var_os("MMO_ADMIN_TOKEN") {
+        let text = text
+            .into_string()
+            .map_err(|_| anyhow::anyhow!("MMO_ADMIN_TOKEN is not UTF-8"))?;
+        config.admin_token =
+            Some(server::admin::AdminToken::new(text.trim()).context("MMO_ADMIN_TOKEN")?);
+    }
     if args.map.is_some() {
         config.map = args.map;
     }

@@ -368,6 +368,10 @@ pub struct Metrics {
     pub save_failures: Counter,
     /// Time the store took per batch of saves.
     save_batch_seconds: Histogram,
+    /// Admin API requests refused for a missing or wrong token.
+    pub admin_unauthorized: Counter,
+    /// Admin API requests answered 503 because the world did not answer in time.
+    pub admin_world_busy: Counter,
     registry: Registry,
 }
 
@@ -411,6 +415,8 @@ impl Metrics {
             saves: Counter::default(),
             save_failures: Counter::default(),
             save_batch_seconds: DurationBuckets.new_metric(),
+            admin_unauthorized: Counter::default(),
+            admin_world_busy: Counter::default(),
             registry: Registry::default(),
         };
         metrics.registry = metrics.registry(entities);
@@ -544,6 +550,16 @@ impl Metrics {
             "mmo_save_batch_seconds",
             "Time the store took per batch of character saves",
             self.save_batch_seconds.clone(),
+        );
+        r.register(
+            "mmo_admin_unauthorized",
+            "Admin API requests refused for a missing or wrong token",
+            self.admin_unauthorized.clone(),
+        );
+        r.register(
+            "mmo_admin_world_busy",
+            "Admin API requests answered 503 because the world did not answer in time",
+            self.admin_world_busy.clone(),
         );
         r
     }

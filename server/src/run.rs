@@ -51,6 +51,8 @@ pub struct Running {
     pub metrics_addr: SocketAddr,
     /// SHA-256 of its certificate, for clients to pin.
     pub fingerprint: Fingerprint,
+    /// The admin API's address; `None` when it is off (no token configured).
+    pub admin_addr: Option<SocketAddr>,
     /// Its metrics.
     pub metrics: Arc<Metrics>,
     /// Its certificates: the generated WebTransport one, when there is one, is the
@@ -121,6 +123,7 @@ pub async fn start(config: Config) -> Result<Running> {
     config.validate()?;
     let (mesh, map_id) = load_map(&config)?;
     let auth_key = config.load_auth_key()?;
+    let admin_token = config.load_admin_token()?;
     let mesh = Arc::new(mesh);
     let (identity, generated) = match (&config.cert, &config.key) {
         (Some(cert), Some(key)) => (Identity::from_pem_files(cert, key)?, None),
@@ -224,6 +227,7 @@ pub async fn start(config: Config) -> Result<Running> {
             spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
             max_clients: config.max_clients,
             view,
+            doors: config.doors.clone(),
         },
         Arc::clone(&metrics),
     );
@@ -237,6 +241,19 @@ pub async fn start(config: Config) -> Result<Running> {
         workers: config.snapshot_workers as usize,
     };
     let (world_tx, world_rx) = mpsc::channel(INBOX);
+    let admin_addr = crate::admin::start(
+        config.admin_listen,
+        admin_token,
+        |token| crate::admin::AdminState {
+            token,
+            world: world_tx.clone(),
+            metrics: Arc::clone(&metrics),
+            map_id: map_id.clone(),
+        },
+        shutdown_rx.clone(),
+    )
+    .await?
+    .map(|(addr, _task)| addr);
     let stop = Arc::new(AtomicBool::new(false));
     // The sender is dropped when the thread ends, however it ends (a panic included), so
     // the accept loop learns at once if the world stops before a shutdown.
@@ -306,6 +323,7 @@ pub async fn start(config: Config) -> Result<Running> {
         quic_addr,
         metrics_addr,
         fingerprint,
+        admin_addr,
         metrics,
         shutdown: shutdown_tx,
         task,
@@ -410,7 +428,9 @@ async fn accept_loop(
                 });
             }
             Some(_) = sessions.join_next(), if !sessions.is_empty() => {}
-            _ = shutdown.changed() => break,
+            // `wait_for` sees a shutdown begun before this task first ran, which
+            // `changed` on a receiver subscribed after it would miss.
+            () = async { let _ = shutdown.wait_for(|&stopping| stopping).await; } => break,
             _ = &mut world.ended => {
                 error!("the world thread stopped unexpectedly; shutting down");
                 world_failed = true;

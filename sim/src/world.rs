@@ -40,6 +40,7 @@ mod brains;
 mod circling;
 mod contacts;
 mod inputs;
+mod inspect;
 mod integrate;
 mod obstacles;
 mod paths;
@@ -50,6 +51,7 @@ use bodies::BodySet;
 pub use bodies::BodyView;
 use circling::CirclingScratch;
 use contacts::Contacts;
+pub use inspect::BodyDetail;
 use obstacles::Obstacles;
 use paths::PathQueue;
 

@@ -424,7 +424,8 @@ fn disconnect_codes_are_distinct_and_invertible() {
         );
     }
     assert_eq!(DisconnectReason::from_code(0), None);
-    assert_eq!(DisconnectReason::from_code(13), None);
+    let past_the_last = DisconnectReason::ALL.len() as u64 + 1;
+    assert_eq!(DisconnectReason::from_code(past_the_last), None);
     let mut names: Vec<&str> = DisconnectReason::ALL.iter().map(|r| r.name()).collect();
     names.sort_unstable();
     names.dedup();

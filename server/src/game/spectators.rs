@@ -20,6 +20,8 @@ pub(super) struct Spectator {
     pub(super) taken_seq: Option<u32>,
     /// Sequence of the last input the world applied.
     pub(super) applied_seq: u32,
+    /// Its session's kick channel, address and start, for the admin API.
+    pub(super) facts: super::admin::SessionFacts,
 }
 
 impl Game {
@@ -43,6 +45,7 @@ impl Game {
             return;
         }
         info!(session, %name, "spectator joined");
+        let facts = super::admin::SessionFacts::new(&kick, sink.as_ref());
         self.membership.joined.push(NewViewer {
             session,
             sink,
@@ -56,6 +59,7 @@ impl Game {
                 at,
                 taken_seq: None,
                 applied_seq: 0,
+                facts,
             },
         );
     }
@@ -117,6 +121,7 @@ mod tests {
                 radius_m: 30.0,
                 hysteresis_m: 4.0,
             },
+            doors: Vec::new(),
         };
         let mut game = Game::new(arena(), config, Arc::new(Metrics::default()));
         let bodies = |game: &Game| game.world().bodies().count();

@@ -136,6 +136,9 @@ impl DatagramSink for WtSink {
         framed.extend_from_slice(&datagram);
         self.conn.send_datagram(framed.into()).is_ok()
     }
+    fn remote(&self) -> Option<std::net::SocketAddr> {
+        Some(self.conn.remote_address())
+    }
 }
 
 /// Snapshots on a unidirectional stream the server opens, for a client without datagrams:
@@ -144,6 +147,7 @@ impl DatagramSink for WtSink {
 /// comes is replaced by it, so a slow reader skips snapshots rather than falling behind.
 struct StreamSink {
     slot: Arc<Slot>,
+    remote: std::net::SocketAddr,
 }
 
 #[derive(Default)]
@@ -155,6 +159,7 @@ struct Slot {
 
 impl StreamSink {
     fn start(conn: Connection) -> StreamSink {
+        let remote = conn.remote_address();
         let slot = Arc::new(Slot::default());
         let writer = Arc::clone(&slot);
         tokio::spawn(async move {
@@ -167,7 +172,7 @@ impl StreamSink {
                 .closed
                 .store(true, std::sync::atomic::Ordering::Relaxed);
         });
-        StreamSink { slot }
+        StreamSink { slot, remote }
     }
 }
 
@@ -207,5 +212,8 @@ impl DatagramSink for StreamSink {
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(datagram);
         self.slot.ready.notify_one();
         true
+    }
+    fn remote(&self) -> Option<std::net::SocketAddr> {
+        Some(self.remote)
     }
 }

@@ -5,6 +5,7 @@
 // Test helpers outside `#[test]` functions may panic on setup failures: that is the report.
 #![allow(clippy::unwrap_used)]
 
+mod admin;
 mod auth;
 mod binary;
 mod browser;
