@@ -57,6 +57,8 @@ pub(crate) struct Health {
     pub(crate) certificates: Option<Arc<crate::tls::Certificates>>,
     /// The QUIC port, for the page's WebTransport URL.
     pub(crate) quic_port: u16,
+    /// The world thread's inbox, for the viewer's read-only questions.
+    pub(crate) world: Option<tokio::sync::mpsc::Sender<crate::game::ToWorld>>,
 }
 
 /// The navmesh file `/map` serves, encoded once at start.
@@ -264,6 +266,7 @@ mod tests {
             map: None,
             certificates: None,
             quic_port: 0,
+            world: None,
             shutdown,
         });
         tokio::spawn(serve(listener, health, limits));

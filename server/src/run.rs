@@ -197,6 +197,7 @@ pub async fn start(config: Config) -> Result<Running> {
             (None, None)
         }
     };
+    let (world_tx, world_rx) = mpsc::channel(INBOX);
     let http = tokio::spawn(serve_http(
         http,
         Arc::new(Health {
@@ -207,6 +208,7 @@ pub async fn start(config: Config) -> Result<Running> {
             map: Some(MapFile::new(&map_id, &mesh)),
             certificates: Some(Arc::clone(&certificates)),
             quic_port: quic_addr.port(),
+            world: Some(world_tx.clone()),
         }),
         HttpLimits::default(),
     ));
@@ -240,7 +242,6 @@ pub async fn start(config: Config) -> Result<Running> {
         slow_client_ticks: config.slow_client_ticks,
         workers: config.snapshot_workers as usize,
     };
-    let (world_tx, world_rx) = mpsc::channel(INBOX);
     let admin_addr = crate::admin::start(
         config.admin_listen,
         admin_token,

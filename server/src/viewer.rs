@@ -2,17 +2,27 @@
 //! and a canvas, in `server/viewer/`, compiled into the binary), the map as an SVG picture
 //! for it to draw (`/map.svg`), and what it needs to open WebTransport (`/webtransport`:
 //! the QUIC port, the session path, and the SHA-256 of the generated certificate, which the
-//! page passes as `serverCertificateHashes`).
+//! page passes as `serverCertificateHashes`). Two read-only questions to the world feed the
+//! page's corner and its selection: `/api/world` (tick, tick times, counts) and
+//! `/api/npcs/{index.generation}` (an NPC's motion, brain, goal and path; players'
+//! characters are not shown to others). They go to the world thread as the admin API's
+//! do, through its bounded inbox, and answer 503 when it does not reply within a second.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use crate::game::ToWorld;
+use crate::game::admin::{AdminRefusal, AdminRequest, Reply};
 use crate::http::Health;
 use crate::webtransport::h3::SESSION_PATH;
 
@@ -37,6 +47,100 @@ pub(crate) fn routes() -> Router<Arc<Health>> {
         )
         .route("/map.svg", get(map_svg))
         .route("/webtransport", get(webtransport))
+        .route("/api/world", get(world))
+        .route("/api/npcs/{id}", get(npc))
+}
+
+/// How long the viewer's questions wait for the world.
+const WORLD_REPLY_TIMEOUT: Duration = Duration::from_secs(1);
+
+fn json_answer(status: StatusCode, body: &serde_json::Value) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        format!("{body}\n"),
+    )
+        .into_response()
+}
+
+fn json_error(status: StatusCode, text: impl std::fmt::Display) -> Response {
+    json_answer(status, &json!({ "error": text.to_string() }))
+}
+
+/// Asks the world thread; the answer, or the response to give instead.
+async fn ask<T>(
+    health: &Health,
+    request: impl FnOnce(Reply<T>) -> AdminRequest,
+) -> Result<Result<T, AdminRefusal>, Response> {
+    let unavailable = |text| json_error(StatusCode::SERVICE_UNAVAILABLE, text);
+    let Some(world) = &health.world else {
+        return Err(unavailable("this server runs no world"));
+    };
+    let (reply, answer) = oneshot::channel();
+    let asked = async {
+        world
+            .send(ToWorld::Admin(request(reply)))
+            .await
+            .map_err(|_| ())?;
+        answer.await.map_err(|_| ())
+    };
+    match tokio::time::timeout(WORLD_REPLY_TIMEOUT, asked).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(())) => Err(unavailable("the world has stopped")),
+        Err(_) => Err(unavailable("the world did not answer in time; try again")),
+    }
+}
+
+/// The page's corner: tick, tick times and counts.
+async fn world(State(health): State<Arc<Health>>) -> Response {
+    match ask(&health, AdminRequest::World).await {
+        Ok(Ok(info)) => json_answer(
+            StatusCode::OK,
+            &json!({
+                "tick": info.tick,
+                "npcs": info.npcs,
+                "players": info.players,
+                "spectators": info.spectators,
+                "tick_ms": info.tick_ms,
+            }),
+        ),
+        Ok(Err(refusal)) => json_error(StatusCode::CONFLICT, refusal),
+        Err(response) => response,
+    }
+}
+
+/// One NPC for the page's selection: what it does and the path it follows.
+async fn npc(State(health): State<Arc<Health>>, Path(id): Path<String>) -> Response {
+    let parsed = id
+        .split_once('.')
+        .and_then(|(index, generation)| Some((index.parse().ok()?, generation.parse().ok()?)));
+    let Some((index, generation)) = parsed else {
+        return json_error(
+            StatusCode::BAD_REQUEST,
+            format!("bad entity id {id:?}: expected index.generation, such as 12.0"),
+        );
+    };
+    let id = sim::EntityId { index, generation };
+    match ask(&health, |reply| AdminRequest::Entity { id, reply }).await {
+        Ok(Ok(info)) if info.kind == "npc" => json_answer(
+            StatusCode::OK,
+            &json!({
+                "id": info.id,
+                "pos": info.pos,
+                "motion": info.motion,
+                "brain": info.brain,
+                "goal": info.goal,
+                "path_pending": info.path_pending,
+                "path": info.path,
+            }),
+        ),
+        Ok(Ok(info)) => json_error(StatusCode::NOT_FOUND, format!("{} is not an NPC", info.id)),
+        Ok(Err(refusal)) => json_error(StatusCode::NOT_FOUND, refusal),
+        Err(response) => response,
+    }
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {

@@ -40,7 +40,26 @@ const state = {
   centre: null, // a spectator's view centre, metres
   drag: null, // {x, y, moved}
   lastPan: 0,
+  world: null, // /api/world: tick times and counts
+  inspected: null, // /api/npcs/{id} of the selected NPC
 };
+
+// The corner's figures and the selected NPC's path, asked of the server's HTTP endpoint.
+async function poll() {
+  try {
+    const world = await fetch('/api/world');
+    if (world.ok) state.world = await world.json();
+    if (state.selected) {
+      const npc = await fetch(`/api/npcs/${state.selected}`);
+      state.inspected = npc.ok ? await npc.json() : null;
+    } else {
+      state.inspected = null;
+    }
+  } catch (err) {
+    console.warn('poll failed:', err);
+  }
+  setTimeout(poll, 500);
+}
 
 function fail(text) {
   stats.connected = false;
@@ -207,6 +226,9 @@ function canvasPoint(event) {
   ];
 }
 
+// Where a point of the world is on the canvas now, for automation.
+window.mmoToScreen = (x, y) => camera().toScreen(x, y);
+
 canvas.addEventListener('wheel', (event) => {
   event.preventDefault();
   const factor = event.deltaY > 0 ? 1.2 : 1 / 1.2;
@@ -301,17 +323,36 @@ function draw() {
     ctx.strokeStyle = '#ffffff';
     ctx.strokeRect(ox - 4, oy - 4, 8, 8);
   }
+  const path = state.inspected && state.inspected.id === state.selected && state.inspected.path;
+  if (path && path.length > 1) {
+    ctx.beginPath();
+    path.forEach(([x, y], i) => {
+      const [px, py] = cam.toScreen(x, y);
+      if (i === 0) ctx.moveTo(px, py); else ctx.lineTo(px, py);
+    });
+    ctx.strokeStyle = '#00e5ff';
+    ctx.lineWidth = 2;
+    ctx.stroke();
+  }
   const selected = state.selected && state.newest && state.newest[1].get(state.selected);
+  const world = state.world;
+  const inspected = state.inspected && state.inspected.id === state.selected ? state.inspected : null;
   hud.textContent = [
     stats.error ?? (stats.connected ? (spectating ? 'spectating' : 'connected') : 'connecting…'),
     `tick ${stats.tick}`,
     `${stats.entities} in view`,
     stats.me ? `me ${stats.me.x.toFixed(1)}, ${stats.me.y.toFixed(1)}` : '',
+    world ? `tick ${world.tick_ms.mean.toFixed(1)} ms (max ${world.tick_ms.max.toFixed(1)})` : '',
+    world ? `${world.npcs} NPCs, ${world.players} players, ${world.spectators} spectators` : '',
     selected ? `selected ${state.selected}: ${selected.kind}, ${selected.motion}` : '',
+    inspected ? `${inspected.brain}, ${inspected.path_pending ? 'waiting for a path' : `${inspected.path.length} corners`}` : '',
   ].filter(Boolean).join(' · ');
+  stats.selected = state.selected;
+  stats.selectedPath = path ? path.length : 0;
   requestAnimationFrame(draw);
 }
 
 const mapLoaded = loadMap().catch((err) => console.warn('no map:', err));
+poll();
 requestAnimationFrame(draw);
 connect().catch((err) => fail(`cannot connect: ${err}`));

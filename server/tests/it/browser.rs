@@ -56,6 +56,19 @@ for (const b of bodies) {
 return null;
 "#;
 
+/// A walking NPC near the middle of the canvas, where it is on screen.
+const SELECT_NPC: &str = r#"
+const canvas = document.getElementById('world');
+const npc = window.mmoBodies().find((b) => {
+  if (b.kind !== 'npc' || b.motion !== 'moving') return false;
+  const [sx, sy] = window.mmoToScreen(b.x, b.y);
+  return sx > 50 && sy > 50 && sx < canvas.width - 50 && sy < canvas.height - 50;
+});
+if (!npc) return null;
+const [sx, sy] = window.mmoToScreen(npc.x, npc.y);
+return { id: npc.id, sx: Math.round(sx), sy: Math.round(sy) };
+"#;
+
 /// The mean position of the bodies the page shows.
 const CENTROID: &str = r#"
 const b = window.mmoBodies();
@@ -112,6 +125,21 @@ async fn the_viewer_plays_over_webtransport_in_chromium() {
             a - b > 8.0
         });
         assert!(moved["n"].as_u64() > Some(0));
+        // Clicking an NPC selects it: the page asks the server for its path and draws it.
+        // (It walks, so a click may land beside it: then the page recentres, and the test
+        // tries again.)
+        let selected = browser.wait_for(SELECT_NPC, Duration::from_secs(20), |npc| {
+            let (Some(x), Some(y)) = (npc["sx"].as_i64(), npc["sy"].as_i64()) else {
+                return false;
+            };
+            browser.click_at(x, y);
+            std::thread::sleep(Duration::from_millis(100));
+            browser.eval("return window.mmoStats.selected") == npc["id"]
+        });
+        let path = browser.wait_for(STATS, Duration::from_secs(15), |stats| {
+            stats["selectedPath"].as_u64() >= Some(2)
+        });
+        assert!(path["selectedPath"].as_u64() >= Some(2), "{selected}");
         std::fs::write(artifacts().join("spectator.png"), browser.screenshot()).unwrap();
     })
     .await

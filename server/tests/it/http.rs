@@ -327,3 +327,40 @@ async fn map_serves_the_navmesh_file_and_answers_a_cached_copy_with_304() {
     assert_eq!(body.len(), navmesh::encode(&mesh).len());
     server.shutdown().await.unwrap();
 }
+
+/// The viewer's questions to the world: figures for its corner, and an NPC's path for its
+/// selection; a bad id is 400 and an unknown one 404, as JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_viewer_asks_the_world_for_figures_and_npc_paths() {
+    let server = ready_server().await;
+    let world = get(server.metrics_addr, "/api/world").await;
+    let (status, content_type, body) = parts(&world);
+    assert_eq!(
+        (status, content_type),
+        ("HTTP/1.1 200 OK", "application/json")
+    );
+    let world: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(world["npcs"], 50, "{world}");
+    assert!(world["tick"].as_u64() > Some(0), "{world}");
+    assert!(world["tick_ms"]["mean"].as_f64() > Some(0.0), "{world}");
+    // NPCs wander: within a few seconds the first has a path of corners ahead.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let npc = loop {
+        let answer = get(server.metrics_addr, "/api/npcs/0.0").await;
+        let (status, _, body) = parts(&answer);
+        assert_eq!(status, "HTTP/1.1 200 OK", "{answer}");
+        let npc: serde_json::Value = serde_json::from_str(body).unwrap();
+        if npc["path"].as_array().is_some_and(|path| path.len() >= 2) {
+            break npc;
+        }
+        assert!(Instant::now() < deadline, "no path within 10 s: {npc}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(npc["brain"], "wander", "{npc}");
+    let bad = get(server.metrics_addr, "/api/npcs/twelve").await;
+    assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+    assert!(parts(&bad).2.contains("\"error\""), "{bad}");
+    let unknown = get(server.metrics_addr, "/api/npcs/99999.0").await;
+    assert!(unknown.starts_with("HTTP/1.1 404"), "{unknown}");
+    server.shutdown().await.unwrap();
+}
