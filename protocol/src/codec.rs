@@ -126,7 +126,8 @@ fn version_byte() -> u8 {
 
 /// Encodes a datagram: version byte and body, at most [`MAX_DATAGRAM_BYTES`].
 pub fn encode_datagram<M: DatagramMessage>(message: &M) -> Result<Vec<u8>, EncodeError> {
-    let mut out = Vec::with_capacity(64);
+    // Room for the largest datagram at once: one allocation, however large it turns out.
+    let mut out = Vec::with_capacity(MAX_DATAGRAM_BYTES);
     out.push(version_byte());
     bincode::serde::encode_into_std_write(message, &mut out, ENCODE_CONFIG)
         .map_err(|err| EncodeError::Bincode(err.to_string()))?;

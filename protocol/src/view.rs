@@ -277,6 +277,8 @@ pub struct SnapshotBuilder {
     /// Slots that send something, as [`rank_key`]s.
     order: Vec<u64>,
     sent: Vec<bool>,
+    /// The lists of a snapshot handed back with [`SnapshotBuilder::recycle`], for the next.
+    spare: Snapshot,
 }
 
 /// A slot's place in the send order as one integer: the rank (lower first, ordered like
@@ -315,6 +317,15 @@ pub fn build_snapshot(
 }
 
 impl SnapshotBuilder {
+    /// Takes back a snapshot this builder built (once it is encoded), so that the next
+    /// build reuses its lists' memory instead of allocating.
+    pub fn recycle(&mut self, mut snapshot: Snapshot) {
+        snapshot.entered.clear();
+        snapshot.changed.clear();
+        snapshot.left.clear();
+        self.spare = snapshot;
+    }
+
     /// [`build_snapshot`] with this builder's working memory; the returned view is built in
     /// `recycled` (cleared first), for instance the entities of a view no longer needed.
     pub fn build(
@@ -378,12 +389,10 @@ impl SnapshotBuilder {
             }
         }
 
-        let mut snapshot = Snapshot {
-            tick: header.tick,
-            baseline_tick: header.baseline_tick,
-            last_input_seq: header.last_input_seq,
-            ..Snapshot::default()
-        };
+        let mut snapshot = std::mem::take(&mut self.spare);
+        snapshot.tick = header.tick;
+        snapshot.baseline_tick = header.baseline_tick;
+        snapshot.last_input_seq = header.last_input_seq;
         // Each list's length prefix grows from one byte to at most three (counts below 2^16).
         const LENGTH_SLACK: usize = 3 * 2;
         let empty =
