@@ -155,6 +155,16 @@ impl World {
         self.bodies.iter().map(|(id, b)| b.view(id))
     }
 
+    /// Where the NPCs that crawled in the last tick stand (moved less than
+    /// [`CRAWL_RATIO`](crate::CRAWL_RATIO) of their walking speed), in id order: the jam
+    /// picture's input.
+    pub fn crawling(&self) -> impl Iterator<Item = Vec2> + '_ {
+        self.bodies.iter().filter_map(|(_, b)| {
+            (b.kind == crate::Kind::Npc && b.moved < crate::CRAWL_RATIO * b.speed * DT_SECS)
+                .then_some(b.pos)
+        })
+    }
+
     /// The remaining path corners of an entity (its current position first).
     pub fn path_of(&self, id: EntityId) -> Vec<Vec2> {
         self.bodies.get(id).map_or_else(Vec::new, |b| {

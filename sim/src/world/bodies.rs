@@ -40,6 +40,8 @@ pub(super) struct Body {
     pub(super) patrol_next: usize,
     pub(super) best_goal_dist: f32,
     pub(super) progress_tick: u64,
+    /// How far the body moved in the last tick, metres.
+    pub(super) moved: f32,
     // Per-tick scratch.
     pub(super) want: Vec2,
     pub(super) next_pos: Vec2,
@@ -75,6 +77,7 @@ impl Body {
             patrol_next: 0,
             best_goal_dist: f32::INFINITY,
             progress_tick: tick,
+            moved: 0.0,
             want: Vec2::ZERO,
             next_pos: pos,
             overlapping: false,
