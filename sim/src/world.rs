@@ -35,6 +35,7 @@ use crate::types::{
     EntityId, Input, NoClock, PhaseClock, PhaseTimes, StepOutput, Tick, Vec2, WorldConfig,
 };
 
+mod anticipation;
 mod bodies;
 mod brains;
 mod circling;
@@ -46,6 +47,7 @@ mod paths;
 mod repulsion;
 mod steering;
 
+use anticipation::AnticipationScratch;
 use bodies::BodySet;
 pub use bodies::BodyView;
 use circling::CirclingScratch;
@@ -73,6 +75,7 @@ pub struct World {
     obstacles: Obstacles,
     contacts: Contacts,
     circling: CirclingScratch,
+    anticipation: AnticipationScratch,
     /// The output of the tick being run.
     out: StepOutput,
 }
@@ -131,6 +134,7 @@ impl World {
             grid: BodyGrid::default(),
             contacts: Contacts::default(),
             circling: CirclingScratch::default(),
+            anticipation: AnticipationScratch::default(),
             out: StepOutput::default(),
         }
     }

@@ -1,7 +1,7 @@
 //! Phase 8, integration: walls win, positions move, and the tick's figures are taken.
 
 use super::{DT_SECS, World};
-use crate::types::{CRAWL_RATIO, Kind, Motion};
+use crate::types::{CRAWL_RATIO, Kind, Motion, Vec2};
 
 impl World {
     /// Phase 8: walls win (no body ends deeper in a wall than it started), positions move,
@@ -27,8 +27,10 @@ impl World {
                 continue;
             };
             b.moved = 0.0;
+            b.vel = Vec2::ZERO;
             if keep {
                 b.moved = (next - b.pos).length();
+                b.vel = (next - b.pos) / DT_SECS;
                 b.pos = next;
             }
             if b.kind == Kind::Npc {
