@@ -64,6 +64,8 @@ pub struct SimulateArgs {
     pub jam_svg: Option<PathBuf>,
     /// Whether the world anticipates before contact (`WorldConfig::anticipation`).
     pub anticipation: bool,
+    /// Whether paths avoid congestion (`WorldConfig::congestion_routing`).
+    pub congestion_routing: bool,
 }
 
 /// The phase clock: time since the run started, from [`Instant`].
@@ -180,6 +182,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     }
     config.path_corner_graph = args.corner_graph;
     config.anticipation = args.anticipation;
+    config.congestion_routing = args.congestion_routing;
     let path_budget = config.path_budget_per_tick;
     let path_budget_per_body = config.path_budget_per_body;
     let mut world = World::new(config, Arc::clone(&mesh), args.seed);
@@ -280,6 +283,7 @@ mod tests {
             svg: None,
             jam_svg: None,
             anticipation: true,
+            congestion_routing: true,
         }
     }
 

@@ -118,10 +118,16 @@ pub struct WorldConfig {
     /// maps such as brc202d the corner graph is (see `NavMeshQuery::set_corner_graph`;
     /// the measurements are in `docs/benchmarks.md`).
     pub path_corner_graph: bool,
-    /// Anticipation before contact (see `World::anticipate`): bodies walking to a goal
-    /// adjust their wanted velocity to the bodies around them before they touch. Off, bodies
-    /// react only on contact (circling and repulsion), as before the rule existed.
+    /// Anticipation before contact (`world/anticipation.rs`): bodies walking to a goal bend
+    /// their wanted velocity away from the collisions that the bodies ahead of them
+    /// predict, before they touch. Off, bodies react only on contact (circling and
+    /// repulsion), as before the rule existed.
     pub anticipation: bool,
+    /// Congestion-aware paths (`world/congestion.rs`): a map of where bodies are held up,
+    /// refreshed every simulated second, and a found path's turning points moved out from
+    /// the corners they wrap where that makes the way round cheaper. Off, paths are the
+    /// shortest ones, as before the rule existed.
+    pub congestion_routing: bool,
     /// Circling: the first deflection and its widening step, degrees (PAPER §2.2: 10).
     pub circling_step_deg: f32,
     /// Circling: how far the heading drifts back toward the wanted one each tick (10°).
@@ -151,6 +157,7 @@ impl Default for WorldConfig {
             path_budget_per_body: 2.5,
             path_corner_graph: false,
             anticipation: true,
+            congestion_routing: true,
             circling_step_deg: 10.0,
             circling_return_deg: 10.0,
             repulsion_speed_mps: 1.0,

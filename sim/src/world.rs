@@ -39,6 +39,7 @@ mod anticipation;
 mod bodies;
 mod brains;
 mod circling;
+mod congestion;
 mod contacts;
 mod inputs;
 mod integrate;
@@ -51,6 +52,7 @@ use anticipation::AnticipationScratch;
 use bodies::BodySet;
 pub use bodies::BodyView;
 use circling::CirclingScratch;
+use congestion::Congestion;
 use contacts::Contacts;
 use obstacles::Obstacles;
 use paths::PathQueue;
@@ -76,6 +78,7 @@ pub struct World {
     contacts: Contacts,
     circling: CirclingScratch,
     anticipation: AnticipationScratch,
+    congestion: Congestion,
     /// The output of the tick being run.
     out: StepOutput,
 }
@@ -135,6 +138,7 @@ impl World {
             contacts: Contacts::default(),
             circling: CirclingScratch::default(),
             anticipation: AnticipationScratch::default(),
+            congestion: Congestion::default(),
             out: StepOutput::default(),
         }
     }

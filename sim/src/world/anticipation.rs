@@ -1,61 +1,45 @@
-//! Phase 4, steering's second half: anticipation before contact. Each body walking to a
-//! goal looks at the bodies around it, predicts from their last moves when it would touch
-//! each one if both kept their velocities (the time to collision), and bends its wanted
-//! velocity away from the collisions that come soonest. The paper's circling (PAPER §2.2)
-//! and repulsion (PAPER §3.2) stay the response to contact; this rule is meant to make
-//! contact rarer where streams cross.
+//! Phase 4, steering's last step: anticipation before contact. Each body walking to a goal
+//! looks at the bodies ahead of it, predicts from their last moves when it would touch each
+//! one if both kept their velocities (the time to collision), and bends its wanted velocity
+//! away from the collisions that come soonest. The paper's circling (PAPER §2.2) and
+//! repulsion (PAPER §3.2) stay the response to contact; this rule makes contact rarer.
 //!
-//! The avoidance follows the time-to-collision power law that Karamouzas, Skinner and Guy
+//! The push follows the time-to-collision power law that Karamouzas, Skinner and Guy
 //! measured in human crowds ("Universal power law governing pedestrian interactions",
-//! 2014): the push away from a neighbour grows as `e^(-τ/τ0) / τ²` with the time `τ` left
-//! before contact, so bodies far in time are ignored and imminent collisions dominate. The
-//! world has no inertia (each tick's wanted velocity is recomputed from the path), so the
-//! push is applied as the steady-state offset of their relaxation, `ξ F`, smoothed over a
-//! few ticks, and the result never exceeds the body's walking speed.
+//! 2014): away from where the other will be at contact, with a strength of
+//! `k e^(-τ/τ0) / τ² (2/τ + 1/τ0)` for a time `τ` left before contact, so that bodies far
+//! off in time hardly count and imminent collisions dominate. The world has no inertia
+//! (each tick's wanted velocity comes fresh from the path), so the push enters as the
+//! steady state of their relaxation toward the wanted velocity, an offset `ξ F`, smoothed
+//! over ticks. Project decisions, each measured on den520d (see `docs/benchmarks.md`):
+//! only bodies ahead count (those behind are theirs to avoid), the result turns at most
+//! [`MAX_TURN_DEG`] off the wanted heading and never exceeds the walking speed (a crowd
+//! pushed around freely keeps moving but stops getting anywhere), and each body looks
+//! every other tick, keeping its offset in between.
 
-use super::{DT_SECS, World};
+use super::{World, rotate_by};
 use crate::types::Vec2;
 
-/// How far a body looks for neighbours to anticipate, beyond both radii, metres.
+/// How far ahead a body looks, beyond both radii, metres.
 const RANGE_M: f32 = 2.5;
-/// Collisions further away in time than this are ignored, seconds.
-const HORIZON_SECS: f32 = 3.0;
-/// The power law's scale `k` (Karamouzas et al. 2014: 1.5).
-const STRENGTH: f32 = 1.5;
+/// Collisions further off in time than this are ignored, seconds.
+const HORIZON_SECS: f32 = 1.5;
+/// The power law's scale `k`.
+const STRENGTH: f32 = 0.75;
 /// The power law's cut-off time `τ0`, seconds (Karamouzas et al. 2014: 3).
 const CUTOFF_SECS: f32 = 3.0;
 /// The relaxation time `ξ` that turns the push into a velocity offset, seconds.
 const RELAX_SECS: f32 = 0.5;
 /// The largest push from one neighbour, m/s² (keeps near-contact times finite).
 const MAX_PUSH: f32 = 20.0;
-/// How quickly the offset follows the push: the share of the gap closed each tick.
+/// How quickly the offset follows the push: the share of the gap closed at each look.
 const SMOOTHING: f32 = 0.3;
 /// A small gap kept on top of the radii in the prediction, metres.
 const GAP_M: f32 = 0.05;
-
-fn knob(name: &str, default: f32) -> f32 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-#[derive(Clone, Copy)]
-struct Knobs { range: f32, horizon: f32, strength: f32, cutoff: f32, relax: f32, max_push: f32, smoothing: f32, gap: f32, max_deg: f32, ahead_only: f32, min_speed: f32 }
-
-fn knobs() -> Knobs {
-    static K: std::sync::OnceLock<Knobs> = std::sync::OnceLock::new();
-    *K.get_or_init(|| Knobs {
-        range: knob("A_RANGE", RANGE_M),
-        horizon: knob("A_HORIZON", HORIZON_SECS),
-        strength: knob("A_K", STRENGTH),
-        cutoff: knob("A_T0", CUTOFF_SECS),
-        relax: knob("A_XI", RELAX_SECS),
-        max_push: knob("A_MAXF", MAX_PUSH),
-        smoothing: knob("A_SMOOTH", SMOOTHING),
-        gap: knob("A_GAP", GAP_M),
-        max_deg: knob("A_MAXDEG", 180.0),
-        ahead_only: knob("A_AHEAD", 0.0),
-        min_speed: knob("A_MINSPEED", 0.0),
-    })
-}
+/// The largest turn off the wanted heading, degrees.
+const MAX_TURN_DEG: f32 = 60.0;
+/// A body looks once every this many ticks (staggered by slot).
+const LOOK_EVERY: u64 = 2;
 
 /// The anticipation phase's scratch.
 #[derive(Default)]
@@ -82,12 +66,37 @@ fn time_to_collision(w: Vec2, v: Vec2, r: f32) -> Option<f32> {
     if disc <= 0.0 {
         return None;
     }
+    // The smaller root of `a t² - 2 b t + c = 0`, in the form that does not cancel.
     Some(c / (b + disc.sqrt()))
+}
+
+/// The power law's push magnitude for a collision `tau` seconds away, capped.
+#[inline]
+fn push_magnitude(tau: f32) -> f32 {
+    let tau = tau.max(1e-3);
+    (STRENGTH * (-tau / CUTOFF_SECS).exp() / (tau * tau) * (2.0 / tau + 1.0 / CUTOFF_SECS))
+        .min(MAX_PUSH)
+}
+
+/// `want` plus `offset`, turned back to at most [`MAX_TURN_DEG`] off `want` and no longer
+/// than `want`.
+fn bend(want: Vec2, offset: Vec2) -> Vec2 {
+    let speed = want.length();
+    let d0 = want / speed;
+    let mut v = want + offset;
+    let len = v.length();
+    let (s, c) = MAX_TURN_DEG.to_radians().sin_cos();
+    if v.dot(d0) < len * c {
+        // Same side, largest turn allowed.
+        let s = if d0.perp_dot(v) >= 0.0 { s } else { -s };
+        v = rotate_by(d0, s, c) * len;
+    }
+    if len > speed { v * (speed / len) } else { v }
 }
 
 impl World {
     /// Anticipation (see the module docs): bends each goal-walking body's wanted velocity
-    /// away from the collisions its neighbours' last moves predict.
+    /// away from the collisions the last moves of the bodies ahead predict.
     pub(super) fn anticipate(&mut self) {
         if !self.config.anticipation {
             return;
@@ -96,78 +105,101 @@ impl World {
         vels.clear();
         vels.extend(self.bodies.slots().map(|b| b.map_or(Vec2::ZERO, |b| b.vel)));
         let max_r = self.bodies.max_radius();
-        let kn = knobs();
-        let (cos_max, sin_max) = (kn.max_deg.to_radians().cos(), kn.max_deg.to_radians().sin());
+        let tick = self.tick.0;
         for i in 0..self.bodies.slot_count() {
             let Some(b) = self.bodies.at(i) else {
                 continue;
             };
             let speed = b.want.length();
             if b.direction.is_some() || speed == 0.0 || b.goal.is_none() {
+                if let Some(b) = self.bodies.at_mut(i) {
+                    b.avoid = Vec2::ZERO;
+                }
                 continue;
             }
             let (pos, r, want) = (b.pos, b.ball.radius, b.want);
-            let reach = r + max_r + kn.range;
-            let vels = &self.anticipation.vels;
-            let mut push = Vec2::ZERO;
-            self.grid
-                .for_each_disc_in(self.grid.cell_box(pos, reach), |j, [x, y, rj], _, _| {
+            if (i as u64 + tick).is_multiple_of(LOOK_EVERY) {
+                let d0 = want / speed;
+                // The cells of the square ahead: from the body to `RANGE_M` (plus both
+                // radii) along its heading, as wide as the two radii on either side.
+                let pad = r + max_r;
+                let end = pos + d0 * (RANGE_M + pad);
+                let cells = self.grid.cells_between(
+                    pos.min(end) - Vec2::new(pad, pad),
+                    pos.max(end) + Vec2::new(pad, pad),
+                );
+                let vels = &self.anticipation.vels;
+                let mut push = Vec2::ZERO;
+                self.grid.for_each_disc_in(cells, |j, [x, y, rj], _, _| {
                     if j == i || rj < 0.0 {
                         return;
                     }
                     let w = Vec2::new(x, y) - pos;
-                    if kn.ahead_only > 0.0 && w.dot(want) <= 0.0 {
-                        return;
-                    }
-                    let range = r + rj + kn.range;
-                    if w.length_squared() > range * range {
+                    let range = r + rj + RANGE_M;
+                    if w.dot(want) <= 0.0 || w.length_squared() > range * range {
                         return;
                     }
                     let v = want - vels[j];
-                    let sum = r + rj + kn.gap;
-                    let Some(tau) = time_to_collision(w, v, sum) else {
+                    let Some(tau) = time_to_collision(w, v, r + rj + GAP_M) else {
                         return;
                     };
-                    if tau > kn.horizon {
+                    if tau > HORIZON_SECS {
                         return;
                     }
                     // Where the other will be, relative to this body, at contact: push
                     // straight away from there.
                     let at = w - v * tau;
                     let len = at.length();
-                    if len < 1e-6 {
-                        return;
+                    if len > 1e-6 {
+                        push -= at * (push_magnitude(tau) / len);
                     }
-                    let tau = tau.max(DT_SECS);
-                    let mag = (kn.strength * (-tau / kn.cutoff).exp() / (tau * tau)
-                        * (2.0 / tau + 1.0 / kn.cutoff))
-                        .min(kn.max_push);
-                    push -= at * (mag / len);
                 });
-            let Some(b) = self.bodies.at_mut(i) else {
-                continue;
-            };
-            let target = push * kn.relax;
-            b.avoid += (target - b.avoid) * kn.smoothing;
-            let mut v = want + b.avoid;
-            let d0 = want / speed;
-            let (along, side) = (v.dot(d0), v.perp_dot(d0));
-            let len = v.length();
-            if along < len * cos_max {
-                // Turn back to the largest angle allowed, same side.
-                let s = if side > 0.0 { -sin_max } else { sin_max };
-                let dir = Vec2::new(d0.x * cos_max - d0.y * s, d0.x * s + d0.y * cos_max);
-                v = dir * len;
+                if let Some(b) = self.bodies.at_mut(i) {
+                    b.avoid += (push * RELAX_SECS - b.avoid) * SMOOTHING;
+                }
             }
-            let len = v.length();
-            let min = kn.min_speed * speed;
-            b.want = if len > speed {
-                v * (speed / len)
-            } else if len < min && len > 1e-6 {
-                v * (min / len)
-            } else {
-                v
-            };
+            if let Some(b) = self.bodies.at_mut(i)
+                && b.avoid != Vec2::ZERO
+            {
+                b.want = bend(want, b.avoid);
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_to_collision_of_discs_walking_at_each_other() {
+        // 5 m apart centre to centre, closing at 2 m/s, radii summing to 1 m: 2 s.
+        let t = time_to_collision(Vec2::new(5.0, 0.0), Vec2::new(2.0, 0.0), 1.0).unwrap();
+        assert!((t - 2.0).abs() < 1e-6, "{t}");
+        // Moving apart, passing wide, or already touching: no collision.
+        assert!(time_to_collision(Vec2::new(5.0, 0.0), Vec2::new(-2.0, 0.0), 1.0).is_none());
+        assert!(time_to_collision(Vec2::new(5.0, 3.0), Vec2::new(2.0, 0.0), 1.0).is_none());
+        assert!(time_to_collision(Vec2::new(0.5, 0.0), Vec2::new(2.0, 0.0), 1.0).is_none());
+    }
+
+    #[test]
+    fn the_push_falls_with_the_time_left() {
+        let near = push_magnitude(0.5);
+        let far = push_magnitude(1.5);
+        assert!(near > far && far > 0.0, "{near} {far}");
+        assert_eq!(push_magnitude(0.0), MAX_PUSH);
+    }
+
+    #[test]
+    fn bending_keeps_within_the_turn_and_the_speed() {
+        let want = Vec2::new(1.5, 0.0);
+        // Pushed straight back and to the left: turned 60° left at most, never faster.
+        let v = bend(want, Vec2::new(-3.0, 0.5));
+        assert!(v.length() <= 1.5 + 1e-5);
+        let angle = want.perp_dot(v).atan2(want.dot(v)).to_degrees();
+        assert!((angle - MAX_TURN_DEG).abs() < 1e-3, "{angle}");
+        // A small push sideways bends a little and slows nothing down beyond the speed.
+        let v = bend(want, Vec2::new(0.0, -0.3));
+        assert!(v.y < 0.0 && v.length() <= 1.5 + 1e-5);
     }
 }

@@ -100,20 +100,6 @@ impl World {
             pairs += usize::from(d > 0.01);
         });
         c.overlapping_pairs = pairs;
-        if wall_free && pairs > 0 && std::env::var("A_DEBUG").is_ok() {
-            let discs = &c.discs;
-            let bodies = &self.bodies;
-            let tick = self.tick.0;
-            self.grid.for_each_close_pair(|i, j| {
-                let [xi, yi, ri] = discs[i];
-                let [xj, yj, rj] = discs[j];
-                let d = disc_overlap(Vec2::new(xi, yi), ri, Vec2::new(xj, yj), rj) / ri.min(rj);
-                if d > 0.01 {
-                    let (a, b) = (bodies.at(i).unwrap(), bodies.at(j).unwrap());
-                    eprintln!("tick {tick} pair {i} {j} d {d:.4} motions {:?} {:?} moved {:.4} {:.4} next==pos {} {} ov {} {}", a.motion, b.motion, a.moved, b.moved, a.next_pos == a.pos, b.next_pos == b.pos, a.overlapping, b.overlapping);
-                }
-            });
-        }
         self.obstacles.fit_memo(slots);
         let mut in_walls = 0;
         for i in 0..slots {

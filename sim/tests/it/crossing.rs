@@ -149,7 +149,13 @@ fn perpendicular_streams_of_100_cross_in_an_open_room() {
     // Eastbound and northbound, 100 each in blocks 10 m wide and 10 m deep, both fronts
     // 18 m from the middle of a 60 m room, so they meet there head to flank.
     let mut walkers = stream(100, Vec2::new(12.0, 30.0), Vec2::new(1.0, 0.0), 10.0, 40.0);
-    walkers.extend(stream(100, Vec2::new(30.0, 12.0), Vec2::new(0.0, 1.0), 10.0, 40.0));
+    walkers.extend(stream(
+        100,
+        Vec2::new(30.0, 12.0),
+        Vec2::new(0.0, 1.0),
+        10.0,
+        40.0,
+    ));
     let (on, off) = both("perpendicular", &room(60), &walkers, 2400);
     assert_clean(&on, "perpendicular");
     assert_eq!(on.through, 200, "{on:?}");
@@ -175,7 +181,13 @@ fn four_streams_cross_in_an_open_room() {
 fn opposing_streams_in_a_corridor_form_lanes() {
     let corridor = r#"{"regions": [{"outer": [[0, 0], [40, 0], [40, 6], [0, 6]]}]}"#;
     let mut walkers = stream(40, Vec2::new(9.0, 3.0), Vec2::new(1.0, 0.0), 5.0, 29.0);
-    walkers.extend(stream(40, Vec2::new(31.0, 3.0), Vec2::new(-1.0, 0.0), 5.0, 29.0));
+    walkers.extend(stream(
+        40,
+        Vec2::new(31.0, 3.0),
+        Vec2::new(-1.0, 0.0),
+        5.0,
+        29.0,
+    ));
     let (on, off) = both("corridor", corridor, &walkers, 2400);
     for (name, r) in [("on", &on), ("off", &off)] {
         let (own, all) = lane_share(r, 40);
