@@ -183,10 +183,10 @@ enum Command {
         /// circling and repulsion, as before it existed. For comparisons.
         #[arg(long)]
         no_anticipation: bool,
-        /// Turn off congestion-aware paths (see `WorldConfig::congestion_routing`): every
-        /// path is the shortest one, as before they existed. For comparisons.
+        /// Turn on congestion-aware paths (see `WorldConfig::congestion_routing`, off by
+        /// default): found paths turn wide of corners where bodies crawl.
         #[arg(long)]
-        no_congestion_routing: bool,
+        congestion_routing: bool,
     },
 }
 
@@ -222,7 +222,7 @@ fn run() -> Result<()> {
             svg,
             jam_svg,
             no_anticipation,
-            no_congestion_routing,
+            congestion_routing,
         } => simulate::run(&SimulateArgs {
             map,
             npcs,
@@ -236,7 +236,7 @@ fn run() -> Result<()> {
             svg,
             jam_svg,
             anticipation: !no_anticipation,
-            congestion_routing: !no_congestion_routing,
+            congestion_routing,
         }),
     }
 }

@@ -160,9 +160,11 @@ fn simulate_reports_the_flow_and_draws_the_jams() {
     assert!(jams.starts_with("<svg") && jams.ends_with("</svg>\n"));
     assert!(jams.matches(r#"<rect class="jam""#).count() > 10);
     assert!(jams.contains("crawling below 10% of speed, 5 s"));
-    // The switches reach the world: without the new rules it is another world.
-    let (_, off, _) = run_with(&["--no-anticipation", "--no-congestion-routing"], "off");
+    // The switches reach the world: with other rules it is another world.
+    let (_, off, _) = run_with(&["--no-anticipation"], "off");
     assert_ne!(json["state_hash_end"], off["state_hash_end"]);
+    let (_, routed, _) = run_with(&["--congestion-routing"], "routed");
+    assert_eq!(routed["overlapping_pairs_max"], 0, "{routed}");
 }
 
 #[test]

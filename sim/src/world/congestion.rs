@@ -11,11 +11,17 @@
 //! when the longer way round costs less than the held-up bodies it avoids. The search
 //! itself stays the mesh's exact one; only where a path turns changes, and only within
 //! sight of its neighbours.
+//!
+//! Off by default ([`WorldConfig::congestion_routing`](crate::WorldConfig::congestion_routing)):
+//! on den520d, where one central junction carries most routes and has no way round, it
+//! moved few corners, barely eased the jams and cost arrivals (the measurements are in
+//! `docs/benchmarks.md`). A cost that the path search itself adds, able to pick another
+//! way round, needs the search's help (`navmesh`), which it does not offer yet.
 
 use navmesh::{NavMesh, Point};
 
 use super::{DT_SECS, World};
-use crate::types::Vec2;
+use crate::types::{CRAWL_RATIO, Vec2};
 
 /// The congestion map's cell side, metres.
 const CELL_M: f32 = 2.0;
@@ -23,17 +29,17 @@ const CELL_M: f32 = 2.0;
 const REFRESH_TICKS: u64 = 20;
 /// Spacing of the samples taken along a path segment, metres.
 const SAMPLE_M: f32 = 1.0;
-/// Metres of walking a path would give to avoid one held-up body per square metre along
-/// one metre.
+/// Metres of walking a path gives to avoid one crawling body per square metre along one
+/// metre.
 const WEIGHT: f32 = 1.0;
 /// A turning point moves only if that saves at least this much, metres.
-const LEAST_GAIN_M: f32 = 1.0;
+const LEAST_GAIN_M: f32 = 2.0;
 /// How far a turning point may move out from its corner, metres, in the order tried.
 const OFFSETS_M: [f64; 6] = [1.5, 3.0, 5.0, 7.5, 10.0, 14.0];
 
-/// Where bodies were held up at the last refresh: per cell, the sum over the bodies in
-/// it of how far each fell short of its walking speed in its last tick (1 standing, 0
-/// walking freely), per square metre.
+/// Where bodies were held up at the last refresh: per cell, the bodies walking a path
+/// that crawled in their last tick (below [`CRAWL_RATIO`] of their speed), per square
+/// metre.
 #[derive(Default)]
 pub(super) struct Congestion {
     origin: Vec2,
@@ -92,14 +98,19 @@ impl World {
         c.density.resize(c.cols * c.rows, 0.0);
         let per_body = 1.0 / (CELL_M * CELL_M);
         for (_, body) in self.bodies.iter() {
-            if body.goal.is_none() || body.speed <= 0.0 {
+            // Bodies waiting for a path (all of them in the first tick) stand still without
+            // being held up by anyone.
+            if body.goal.is_none() || body.path_pending || body.path.is_empty() || body.speed <= 0.0
+            {
                 continue;
             }
-            let held = 1.0 - (body.moved / (body.speed * DT_SECS)).min(1.0);
+            if body.moved >= CRAWL_RATIO * body.speed * DT_SECS {
+                continue;
+            }
             let fx = (body.pos.x - c.origin.x) / CELL_M;
             let fy = (body.pos.y - c.origin.y) / CELL_M;
             if fx >= 0.0 && fy >= 0.0 && (fx as usize) < c.cols && (fy as usize) < c.rows {
-                c.density[fy as usize * c.cols + fx as usize] += held * per_body;
+                c.density[fy as usize * c.cols + fx as usize] += per_body;
             }
         }
     }
@@ -157,5 +168,67 @@ impl Congestion {
                 points[k] = cand;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use navmesh::{BuildInfo, VertId};
+
+    use super::*;
+
+    /// A 40 m square room in two triangles.
+    fn room() -> NavMesh {
+        let v = vec![
+            Point::new(0.0, 0.0),
+            Point::new(40.0, 0.0),
+            Point::new(40.0, 40.0),
+            Point::new(0.0, 40.0),
+        ];
+        let t = |a, b, c| [VertId(a), VertId(b), VertId(c)];
+        NavMesh::new(BuildInfo::default(), v, vec![t(0, 1, 2), t(0, 2, 3)]).unwrap()
+    }
+
+    /// A congestion map over the room with `density` in the cells within `reach` of `at`.
+    fn map(at: Vec2, reach: f32, density: f32) -> Congestion {
+        let (cols, rows) = (20, 20);
+        let mut c = Congestion {
+            origin: Vec2::ZERO,
+            cols,
+            rows,
+            density: vec![0.0; cols * rows],
+        };
+        for y in 0..rows {
+            for x in 0..cols {
+                let centre = Vec2::new((x as f32 + 0.5) * CELL_M, (y as f32 + 0.5) * CELL_M);
+                if (centre - at).length() <= reach {
+                    c.density[y * cols + x] = density;
+                }
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn a_turn_through_a_jam_moves_out_of_it_and_an_empty_room_changes_nothing() {
+        let mesh = room();
+        // East along y = 10, then north at x = 20.
+        let path = [
+            Point::new(5.0, 10.0),
+            Point::new(20.0, 10.0),
+            Point::new(20.0, 35.0),
+        ];
+        let mut empty = path;
+        map(Vec2::new(20.0, 10.0), 4.0, 0.0).spread_corners(&mesh, &mut empty, 0.4);
+        assert_eq!(empty, path);
+
+        // Held-up bodies round the turn (the inside of a left turn is to its north-west):
+        // the turning point moves out, south-east, and the path still stays in the room.
+        let mut jammed = path;
+        map(Vec2::new(18.0, 12.0), 4.0, 1.5).spread_corners(&mesh, &mut jammed, 0.4);
+        let moved = jammed[1];
+        assert!(moved.x > 20.0 && moved.y < 10.0, "{moved:?}");
+        assert!(mesh.locate(moved).is_some());
+        assert_eq!((jammed[0], jammed[2]), (path[0], path[2]));
     }
 }
