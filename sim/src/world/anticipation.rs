@@ -78,12 +78,13 @@ fn push_magnitude(tau: f32) -> f32 {
 
 /// The heading of `want` plus `offset`, turned back to at most [`MAX_TURN_DEG`] off
 /// `want`, at the speed of `want`.
-fn bend(want: Vec2, offset: Vec2) -> Vec2 {
+/// `turn` is the sine and cosine of [`MAX_TURN_DEG`].
+fn bend(want: Vec2, offset: Vec2, turn: (f32, f32)) -> Vec2 {
     let speed = want.length();
     let d0 = want / speed;
     let mut v = want + offset;
     let len = v.length();
-    let (s, c) = MAX_TURN_DEG.to_radians().sin_cos();
+    let (s, c) = turn;
     if v.dot(d0) < len * c {
         // Same side, largest turn allowed.
         let s = if d0.perp_dot(v) >= 0.0 { s } else { -s };
@@ -107,6 +108,7 @@ impl World {
         vels.extend(self.bodies.slots().map(|b| b.map_or(Vec2::ZERO, |b| b.vel)));
         let max_r = self.bodies.max_radius();
         let tick = self.tick.0;
+        let turn = MAX_TURN_DEG.to_radians().sin_cos();
         for i in 0..self.bodies.slot_count() {
             let Some(b) = self.bodies.at(i) else {
                 continue;
@@ -162,7 +164,7 @@ impl World {
             if let Some(b) = self.bodies.at_mut(i)
                 && b.avoid != Vec2::ZERO
             {
-                b.want = bend(want, b.avoid);
+                b.want = bend(want, b.avoid, turn);
             }
         }
     }
@@ -195,12 +197,20 @@ mod tests {
     fn bending_keeps_within_the_turn_and_the_speed() {
         let want = Vec2::new(1.5, 0.0);
         // Pushed straight back and to the left: turned 60° left at most, at the same speed.
-        let v = bend(want, Vec2::new(-3.0, 0.5));
+        let v = bend(
+            want,
+            Vec2::new(-3.0, 0.5),
+            MAX_TURN_DEG.to_radians().sin_cos(),
+        );
         assert!((v.length() - 1.5).abs() < 1e-5);
         let angle = want.perp_dot(v).atan2(want.dot(v)).to_degrees();
         assert!((angle - MAX_TURN_DEG).abs() < 1e-3, "{angle}");
         // A small push sideways bends a little to that side.
-        let v = bend(want, Vec2::new(0.0, -0.3));
+        let v = bend(
+            want,
+            Vec2::new(0.0, -0.3),
+            MAX_TURN_DEG.to_radians().sin_cos(),
+        );
         let angle = want.perp_dot(v).atan2(want.dot(v)).to_degrees();
         assert!(angle < -5.0 && angle > -15.0, "{angle}");
         assert!((v.length() - 1.5).abs() < 1e-5);
