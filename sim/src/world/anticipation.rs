@@ -123,8 +123,12 @@ impl World {
             let (pos, r, want) = (b.pos, b.ball.radius, b.want);
             if (i as u64 + tick).is_multiple_of(LOOK_EVERY) {
                 let d0 = want / speed;
-                // The cells of the square ahead: from the body to `RANGE_M` (plus both
-                // radii) along its heading, as wide as the two radii on either side.
+                // The cells of the box round the stretch ahead: from the body to `RANGE_M`
+                // (plus both radii) along its heading, widened by both radii. Heading
+                // along an axis, that is a strip about as wide as two bodies, so a body
+                // crossing from the side counts once it is about to enter the strip;
+                // heading diagonally, the box is wider. A box as wide as the range on
+                // both sides cost twice the time for the same flow (docs/benchmarks.md).
                 let pad = r + max_r;
                 let end = pos + d0 * (RANGE_M + pad);
                 let cells = self.grid.cells_between(
