@@ -89,6 +89,17 @@ pub(crate) struct Report {
     pub(crate) path_wait_after_drain_secs: Option<f64>,
     /// Inputs the world rejected as invalid (0 unless this program has a bug).
     pub(crate) invalid_inputs_total: u64,
+    /// Mean over NPCs of their speed in the last tick over their walking speed (0 to 1).
+    pub(crate) mean_speed_ratio_end: f64,
+    /// The same, averaged over all ticks of the run.
+    pub(crate) mean_speed_ratio_run: f64,
+    /// NPCs moving below 10% of their walking speed in the last tick (`sim::CRAWL_RATIO`).
+    pub(crate) crawling_end: usize,
+    /// Pairs of bodies overlapping by more than 1% of the smaller radius after the last
+    /// tick.
+    pub(crate) overlapping_pairs_end: usize,
+    /// Most such pairs after any tick.
+    pub(crate) overlapping_pairs_max: usize,
 }
 
 /// Figures gathered tick by tick.
@@ -108,6 +119,8 @@ pub(crate) struct Tally {
     drained_at: Option<u64>,
     wait_ticks_after_drain: u64,
     invalid: u64,
+    speed_ratio_sum: f64,
+    overlapping_pairs_max: usize,
     last: StepOutput,
 }
 
@@ -146,6 +159,8 @@ impl Tally {
             self.drained_at = Some(tick);
         }
         self.invalid += out.invalid_inputs as u64;
+        self.speed_ratio_sum += f64::from(out.mean_speed_ratio);
+        self.overlapping_pairs_max = self.overlapping_pairs_max.max(out.overlapping_pairs);
         self.last = out;
     }
 
@@ -223,6 +238,15 @@ impl Tally {
                 .drained_at
                 .map(|_| self.wait_ticks_after_drain as f64 * f64::from(sim::DT_SECS)),
             invalid_inputs_total: self.invalid,
+            mean_speed_ratio_end: f64::from(last.mean_speed_ratio),
+            mean_speed_ratio_run: if ticks > 0 {
+                self.speed_ratio_sum / ticks as f64
+            } else {
+                0.0
+            },
+            crawling_end: last.crawling,
+            overlapping_pairs_end: last.overlapping_pairs,
+            overlapping_pairs_max: self.overlapping_pairs_max,
         }
     }
 }
@@ -380,6 +404,16 @@ impl Report {
                 let _ = writeln!(s, "                 the start-up burst never drained");
             }
         }
+        let _ = writeln!(
+            s,
+            "flow             mean speed {:.3} of desired at the end, {:.3} over the run; {} crawling at the end (below 10%)",
+            r.mean_speed_ratio_end, r.mean_speed_ratio_run, r.crawling_end
+        );
+        let _ = writeln!(
+            s,
+            "overlaps         {} pairs beyond 1% of the radius at the end, max {}",
+            r.overlapping_pairs_end, r.overlapping_pairs_max
+        );
         if r.invalid_inputs_total > 0 {
             let _ = writeln!(s, "invalid inputs   {}", r.invalid_inputs_total);
         }

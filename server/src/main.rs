@@ -189,6 +189,19 @@ enum Command {
         /// the remaining paths of a few NPCs.
         #[arg(long, value_name = "OUT.svg")]
         svg: Option<PathBuf>,
+        /// Also draw the jam picture here: the mesh shaded by how many NPC-seconds were
+        /// spent crawling (below 10% of the walking speed) in each square metre over the run.
+        #[arg(long, value_name = "OUT.svg")]
+        jam_svg: Option<PathBuf>,
+        /// Turn off the world's anticipation before contact (see
+        /// `WorldConfig::anticipation`): bodies react only once they touch, with the paper's
+        /// circling and repulsion, as before it existed. For comparisons.
+        #[arg(long)]
+        no_anticipation: bool,
+        /// Turn on congestion-aware paths (see `WorldConfig::congestion_routing`, off by
+        /// default): found paths turn wide of corners where bodies crawl.
+        #[arg(long)]
+        congestion_routing: bool,
     },
 }
 
@@ -222,6 +235,9 @@ fn run() -> Result<()> {
             corner_graph,
             report,
             svg,
+            jam_svg,
+            no_anticipation,
+            congestion_routing,
         } => simulate::run(&SimulateArgs {
             map,
             npcs,
@@ -233,6 +249,9 @@ fn run() -> Result<()> {
             corner_graph,
             report,
             svg,
+            jam_svg,
+            anticipation: !no_anticipation,
+            congestion_routing,
         }),
     }
 }

@@ -20,7 +20,7 @@ use sim::{Brain, EntityId, Input, Kind, PhaseClock, Vec2, World, WorldConfig};
 use crate::figures::{Setup, Tally, ticks_per_second};
 use crate::progress::Progress;
 use crate::sample::SpawnPlacer;
-use crate::svg::render_frame;
+use crate::svg::{JamMap, render_frame, render_jams};
 use navmesh_builder::load::load_map;
 
 /// Most NPCs, and most players, one run accepts.
@@ -60,6 +60,12 @@ pub struct SimulateArgs {
     pub report: Option<PathBuf>,
     /// SVG picture path.
     pub svg: Option<PathBuf>,
+    /// Jam picture path (where NPCs crawled, over the run).
+    pub jam_svg: Option<PathBuf>,
+    /// Whether the world anticipates before contact (`WorldConfig::anticipation`).
+    pub anticipation: bool,
+    /// Whether paths avoid congestion (`WorldConfig::congestion_routing`).
+    pub congestion_routing: bool,
 }
 
 /// The phase clock: time since the run started, from [`Instant`].
@@ -137,6 +143,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     let map_origin = loaded.to_string();
     let report_file = create(&args.report)?;
     let svg_file = create(&args.svg)?;
+    let jam_file = create(&args.jam_svg)?;
     let mesh = Arc::new(loaded.mesh);
     let walkable_area = mesh.walkable_area();
     if walkable_area.is_nan() || walkable_area <= 0.0 {
@@ -174,6 +181,8 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         config.path_budget_per_body = per_body;
     }
     config.path_corner_graph = args.corner_graph;
+    config.anticipation = args.anticipation;
+    config.congestion_routing = args.congestion_routing;
     let path_budget = config.path_budget_per_tick;
     let path_budget_per_body = config.path_budget_per_body;
     let mut world = World::new(config, Arc::clone(&mesh), args.seed);
@@ -182,6 +191,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     let mut progress = Progress::new(ticks);
     let mut players: Vec<Player> = Vec::new();
     let mut inputs: Vec<Input> = Vec::new();
+    let mut jams = jam_file.is_some().then(|| JamMap::new(&mesh));
     for k in 0..ticks {
         inputs.clear();
         if k == 0 {
@@ -215,6 +225,9 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
                 .collect();
         }
         tally.add(elapsed, out);
+        if let Some(jams) = &mut jams {
+            jams.add(world.crawling());
+        }
         progress.update(k + 1);
     }
     progress.finish();
@@ -242,6 +255,9 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     if svg_file.is_some() {
         write_out(svg_file, &render_frame(&mesh, &world))?;
     }
+    if let Some(jams) = &jams {
+        write_out(jam_file, &render_jams(&mesh, jams, ticks))?;
+    }
     Ok(())
 }
 
@@ -265,6 +281,9 @@ mod tests {
             corner_graph: false,
             report: None,
             svg: None,
+            jam_svg: None,
+            anticipation: true,
+            congestion_routing: false,
         }
     }
 

@@ -219,6 +219,114 @@ fn legend(
     );
 }
 
+/// The jam picture's cell side, metres.
+const JAM_CELL_M: f64 = 1.0;
+
+/// Where NPCs crawled over a run: crawling NPC-ticks counted per square cell of
+/// [`JAM_CELL_M`] over the mesh's bounds.
+pub(crate) struct JamMap {
+    origin: (f64, f64),
+    cols: usize,
+    rows: usize,
+    ticks: Vec<u32>,
+}
+
+impl JamMap {
+    /// An empty map over `mesh`'s bounds.
+    pub(crate) fn new(mesh: &NavMesh) -> JamMap {
+        let b = mesh.bounds();
+        let size = b.size();
+        let cols = ((size.x / JAM_CELL_M).ceil() as usize).clamp(1, 4096);
+        let rows = ((size.y / JAM_CELL_M).ceil() as usize).clamp(1, 4096);
+        JamMap {
+            origin: (b.min.x, b.min.y),
+            cols,
+            rows,
+            ticks: vec![0; cols * rows],
+        }
+    }
+
+    /// Counts one tick of crawling at each of `positions`.
+    pub(crate) fn add(&mut self, positions: impl Iterator<Item = Vec2>) {
+        for p in positions {
+            let cx = ((f64::from(p.x) - self.origin.0) / JAM_CELL_M).floor();
+            let cy = ((f64::from(p.y) - self.origin.1) / JAM_CELL_M).floor();
+            if cx >= 0.0 && cy >= 0.0 && (cx as usize) < self.cols && (cy as usize) < self.rows {
+                let k = cy as usize * self.cols + cx as usize;
+                self.ticks[k] = self.ticks[k].saturating_add(1);
+            }
+        }
+    }
+}
+
+/// The jam picture: the mesh, and each cell where NPCs crawled shaded from yellow to dark
+/// red by the NPC-seconds spent crawling there (a logarithmic scale up to the worst cell).
+/// Every shaded cell is a `rect` of `class="jam"`, with its NPC-seconds as its title.
+pub(crate) fn render_jams(mesh: &NavMesh, jams: &JamMap, ticks: u64) -> String {
+    let picture = render_svg(mesh, WIDTH_PX);
+    let mut svg = picture
+        .strip_suffix("</svg>\n")
+        .unwrap_or(&picture)
+        .to_owned();
+    let b = mesh.bounds();
+    let size = b.size();
+    let margin = (size.x.max(size.y) * 0.02).max(0.5);
+    let unit = (size.x + 2.0 * margin) / WIDTH_PX;
+    let origin = (b.min.x - margin, b.min.y - margin);
+    let per_sec = crate::figures::ticks_per_second();
+    let worst = jams.ticks.iter().copied().max().unwrap_or(0);
+    let top = (f64::from(worst.max(1)) / per_sec).ln_1p();
+    let mut total = 0.0;
+    svg.push_str("<g id=\"jams\">\n");
+    for (k, &n) in jams.ticks.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        let secs = f64::from(n) / per_sec;
+        total += secs;
+        let t = if top > 0.0 { secs.ln_1p() / top } else { 1.0 };
+        // Yellow (255, 220, 0) to dark red (128, 0, 0).
+        let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+        let (x, y) = (k % jams.cols, k / jams.cols);
+        let _ = writeln!(
+            svg,
+            r##"<rect class="jam" x="{}" y="{}" width="{}" height="{}" fill="#{:02x}{:02x}{:02x}" fill-opacity="0.85"><title>{} NPC-s</title></rect>"##,
+            svg_number(jams.origin.0 + x as f64 * JAM_CELL_M),
+            svg_number(jams.origin.1 + y as f64 * JAM_CELL_M),
+            svg_number(JAM_CELL_M),
+            svg_number(JAM_CELL_M),
+            lerp(255.0, 128.0),
+            lerp(220.0, 0.0),
+            0,
+            svg_number((secs * 10.0).round() / 10.0)
+        );
+    }
+    svg.push_str("</g>\n");
+    let font = 12.0 * unit;
+    let line = 16.0 * unit;
+    let pad = 8.0 * unit;
+    let (x0, y0) = (origin.0 + pad, origin.1 + pad);
+    let _ = writeln!(
+        svg,
+        r##"<g id="legend" font-family="sans-serif" font-size="{}"><rect x="{}" y="{}" width="{}" height="{}" fill="#ffffff" fill-opacity="0.85" stroke="#303030" stroke-width="{}"/><text x="{}" y="{}" font-weight="bold">crawling below 10% of speed, {} s</text><text x="{}" y="{}">{} NPC-s in all; worst square metre {} NPC-s</text></g>"##,
+        svg_number(font),
+        svg_number(x0),
+        svg_number(y0),
+        svg_number(300.0 * unit),
+        svg_number(line * 2.0 + pad * 1.5),
+        svg_number(unit),
+        svg_number(x0 + pad),
+        svg_number(y0 + line),
+        svg_number(ticks as f64 / per_sec),
+        svg_number(x0 + pad),
+        svg_number(y0 + line * 2.0),
+        svg_number(total.round()),
+        svg_number((f64::from(worst) / per_sec * 10.0).round() / 10.0)
+    );
+    svg.push_str("</svg>\n");
+    svg
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

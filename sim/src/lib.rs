@@ -23,7 +23,7 @@ mod walls;
 pub mod world;
 
 pub use types::{
-    Brain, EntityId, Input, Kind, Motion, NoClock, PhaseClock, PhaseTimes, StepOutput, Tick, Vec2,
-    WorldConfig,
+    Brain, CRAWL_RATIO, EntityId, Input, Kind, Motion, NoClock, PhaseClock, PhaseTimes, StepOutput,
+    Tick, Vec2, WorldConfig,
 };
 pub use world::{BodyDetail, BodyView, DT_SECS, World};

@@ -118,6 +118,17 @@ pub struct WorldConfig {
     /// maps such as brc202d the corner graph is (see `NavMeshQuery::set_corner_graph`;
     /// the measurements are in `docs/benchmarks.md`).
     pub path_corner_graph: bool,
+    /// Anticipation before contact (`world/anticipation.rs`): bodies walking to a goal bend
+    /// their wanted velocity away from the collisions that the bodies ahead of them
+    /// predict, before they touch. Off, bodies react only on contact (circling and
+    /// repulsion), as before the rule existed.
+    pub anticipation: bool,
+    /// Congestion-aware paths (`world/congestion.rs`): a map of where bodies crawl,
+    /// refreshed every simulated second, and a found path's turning points moved out from
+    /// the corners they wrap where that makes the way round cheaper. Off by default: on
+    /// den520d it barely eased the jams and cost arrivals (see `docs/benchmarks.md`); off,
+    /// paths are the shortest ones.
+    pub congestion_routing: bool,
     /// Circling: the first deflection and its widening step, degrees (PAPER §2.2: 10).
     pub circling_step_deg: f32,
     /// Circling: how far the heading drifts back toward the wanted one each tick (10°).
@@ -146,6 +157,8 @@ impl Default for WorldConfig {
             path_budget_per_tick: 20_000,
             path_budget_per_body: 2.5,
             path_corner_graph: false,
+            anticipation: true,
+            congestion_routing: false,
             circling_step_deg: 10.0,
             circling_return_deg: 10.0,
             repulsion_speed_mps: 1.0,
@@ -260,4 +273,15 @@ pub struct StepOutput {
     /// Wandering NPCs that gave up a goal this tick after no progress for half the stuck
     /// time (they pick another goal, so they are never counted stuck themselves).
     pub gave_up: usize,
+    /// Mean over NPCs of the distance each moved this tick over the distance its walking
+    /// speed would take it (0 to 1; 0 when there are none): how freely the crowd flows.
+    pub mean_speed_ratio: f32,
+    /// NPCs that moved less than [`CRAWL_RATIO`] of their walking speed this tick.
+    pub crawling: usize,
+    /// Pairs of bodies overlapping by more than 1% of the smaller radius after the tick.
+    pub overlapping_pairs: usize,
 }
+
+/// An NPC moving slower than this fraction of its walking speed is crawling (see
+/// [`StepOutput::crawling`]).
+pub const CRAWL_RATIO: f32 = 0.1;

@@ -35,9 +35,11 @@ use crate::types::{
     EntityId, Input, NoClock, PhaseClock, PhaseTimes, StepOutput, Tick, Vec2, WorldConfig,
 };
 
+mod anticipation;
 mod bodies;
 mod brains;
 mod circling;
+mod congestion;
 mod contacts;
 mod inputs;
 mod inspect;
@@ -47,9 +49,11 @@ mod paths;
 mod repulsion;
 mod steering;
 
+use anticipation::AnticipationScratch;
 use bodies::BodySet;
 pub use bodies::BodyView;
 use circling::CirclingScratch;
+use congestion::Congestion;
 use contacts::Contacts;
 pub use inspect::BodyDetail;
 use obstacles::Obstacles;
@@ -75,6 +79,8 @@ pub struct World {
     obstacles: Obstacles,
     contacts: Contacts,
     circling: CirclingScratch,
+    anticipation: AnticipationScratch,
+    congestion: Congestion,
     /// The output of the tick being run.
     out: StepOutput,
 }
@@ -133,6 +139,8 @@ impl World {
             grid: BodyGrid::default(),
             contacts: Contacts::default(),
             circling: CirclingScratch::default(),
+            anticipation: AnticipationScratch::default(),
+            congestion: Congestion::default(),
             out: StepOutput::default(),
         }
     }
@@ -155,6 +163,16 @@ impl World {
     /// Every live entity, in id order.
     pub fn bodies(&self) -> impl Iterator<Item = BodyView> + '_ {
         self.bodies.iter().map(|(id, b)| b.view(id))
+    }
+
+    /// Where the NPCs that crawled in the last tick stand (moved less than
+    /// [`CRAWL_RATIO`](crate::CRAWL_RATIO) of their walking speed), in id order: the jam
+    /// picture's input.
+    pub fn crawling(&self) -> impl Iterator<Item = Vec2> + '_ {
+        self.bodies.iter().filter_map(|(_, b)| {
+            (b.kind == crate::Kind::Npc && b.moved < crate::CRAWL_RATIO * b.speed * DT_SECS)
+                .then_some(b.pos)
+        })
     }
 
     /// The remaining path corners of an entity (its current position first).

@@ -114,6 +114,60 @@ fn simulate_arena_writes_report_and_frame() {
 }
 
 #[test]
+fn simulate_reports_the_flow_and_draws_the_jams() {
+    let dir = scratch("jams");
+    let run_with = |extra: &[&str], tag: &str| {
+        let (report, jams) = (
+            dir.join(format!("{tag}.json")),
+            dir.join(format!("{tag}.svg")),
+        );
+        let map = map_path("arena.json");
+        let mut args = vec!["simulate", "--map", s(&map)];
+        let (report_s, jams_s) = (s(&report).to_owned(), s(&jams).to_owned());
+        args.extend([
+            "--npcs",
+            "300",
+            "--seconds",
+            "5",
+            "--report",
+            &report_s,
+            "--jam-svg",
+            &jams_s,
+        ]);
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "stderr: {stderr}");
+        let table = String::from_utf8_lossy(&out.stdout).into_owned();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        (table, json, std::fs::read_to_string(&jams).unwrap())
+    };
+    let (table, json, jams) = run_with(&[], "on");
+    for row in ["flow", "overlaps"] {
+        assert!(table.contains(row), "table lacks {row:?}:\n{table}");
+    }
+    for field in ["mean_speed_ratio_end", "mean_speed_ratio_run"] {
+        let v = json[field].as_f64().unwrap();
+        assert!(v > 0.0 && v <= 1.0, "{field}: {v}");
+    }
+    let crawling = json["crawling_end"].as_u64().unwrap();
+    assert!(crawling <= 300, "{json}");
+    assert_eq!(json["overlapping_pairs_end"], 0, "{json}");
+    assert_eq!(json["overlapping_pairs_max"], 0, "{json}");
+    // The jam picture: the mesh, a shaded square per cell where NPCs crawled (every NPC
+    // crawls in the first tick, waiting for its path), and its legend.
+    assert!(jams.starts_with("<svg") && jams.ends_with("</svg>\n"));
+    assert!(jams.matches(r#"<rect class="jam""#).count() > 10);
+    assert!(jams.contains("crawling below 10% of speed, 5 s"));
+    // The switches reach the world: with other rules it is another world.
+    let (_, off, _) = run_with(&["--no-anticipation"], "off");
+    assert_ne!(json["state_hash_end"], off["state_hash_end"]);
+    let (_, routed, _) = run_with(&["--congestion-routing"], "routed");
+    assert_eq!(routed["overlapping_pairs_max"], 0, "{routed}");
+}
+
+#[test]
 fn simulate_a_navmesh_file() {
     let dir = scratch("navmesh");
     let file = dir.join("town.navmesh");

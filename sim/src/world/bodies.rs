@@ -40,6 +40,12 @@ pub(super) struct Body {
     pub(super) patrol_next: usize,
     pub(super) best_goal_dist: f32,
     pub(super) progress_tick: u64,
+    /// How far the body moved in the last tick, metres.
+    pub(super) moved: f32,
+    /// Its velocity over the last tick, m/s (what others anticipate).
+    pub(super) vel: Vec2,
+    /// The anticipation offset added to its wanted velocity (see `World::anticipate`).
+    pub(super) avoid: Vec2,
     // Per-tick scratch.
     pub(super) want: Vec2,
     pub(super) next_pos: Vec2,
@@ -75,6 +81,9 @@ impl Body {
             patrol_next: 0,
             best_goal_dist: f32::INFINITY,
             progress_tick: tick,
+            moved: 0.0,
+            vel: Vec2::ZERO,
+            avoid: Vec2::ZERO,
             want: Vec2::ZERO,
             next_pos: pos,
             overlapping: false,

@@ -39,6 +39,8 @@ pub(super) struct CirclingScratch {
     from_depth: f32,
     /// The step the surroundings were gathered for.
     step: f32,
+    /// The longest step any body wants this tick.
+    max_step: f32,
 }
 
 impl World {
@@ -63,6 +65,11 @@ impl World {
                 .push((a, (-a).to_radians().sin_cos(), a.to_radians().sin_cos()));
             a += step_deg;
         }
+        self.circling.max_step = self
+            .bodies
+            .iter()
+            .map(|(_, b)| b.want.length() * DT_SECS)
+            .fold(0.0, f32::max);
         for i in 0..self.bodies.slot_count() {
             self.decide(i);
         }
@@ -220,7 +227,9 @@ impl World {
         ahead: Option<Vec2>,
     ) -> Option<usize> {
         const SLACK: f32 = 1e-3;
-        let reach = radius + self.bodies.max_radius() + 2.0 * step;
+        // A neighbour's decided disc may stand its own step away from the cell it is filed
+        // in: reach past the longest step any body takes this tick as well as this one's.
+        let reach = radius + self.bodies.max_radius() + step + self.circling.max_step.max(step);
         let gathered = self.grid.cell_box(from, reach);
         // The cells the blocker's own grid query would visit; when rounding puts them
         // beyond the gathered ones, that query runs after all.

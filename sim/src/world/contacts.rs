@@ -26,6 +26,8 @@ pub(super) struct Contacts {
     deep: Vec<f32>,
     /// Deepest overlap per live body from the last survey.
     pub(super) overlap: Vec<f32>,
+    /// Pairs overlapping by more than 1% of the smaller radius, from the last survey.
+    pub(super) overlapping_pairs: usize,
 }
 
 impl World {
@@ -88,13 +90,16 @@ impl World {
         deep.clear();
         deep.resize(slots, 0.0);
         let discs = &c.discs;
+        let mut pairs = 0;
         self.grid.for_each_close_pair(|i, j| {
             let [xi, yi, ri] = discs[i];
             let [xj, yj, rj] = discs[j];
             let d = disc_overlap(Vec2::new(xi, yi), ri, Vec2::new(xj, yj), rj) / ri.min(rj);
             deep[i] = deep[i].max(d);
             deep[j] = deep[j].max(d);
+            pairs += usize::from(d > 0.01);
         });
+        c.overlapping_pairs = pairs;
         self.obstacles.fit_memo(slots);
         let mut in_walls = 0;
         for i in 0..slots {

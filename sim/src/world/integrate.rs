@@ -1,13 +1,14 @@
 //! Phase 8, integration: walls win, positions move, and the tick's figures are taken.
 
 use super::{DT_SECS, World};
-use crate::types::Motion;
+use crate::types::{CRAWL_RATIO, Kind, Motion, Vec2};
 
 impl World {
     /// Phase 8: walls win (no body ends deeper in a wall than it started), positions move,
     /// and the figures are taken.
     pub fn integrate(&mut self) {
         let stuck_ticks = (self.config.stuck_after_secs / DT_SECS) as u64;
+        let (mut npcs, mut ratio_sum) = (0usize, 0.0f64);
         for i in 0..self.bodies.slot_count() {
             let Some(b) = self.bodies.at(i) else {
                 continue;
@@ -25,8 +26,24 @@ impl World {
             let Some(b) = self.bodies.at_mut(i) else {
                 continue;
             };
+            b.moved = 0.0;
+            b.vel = Vec2::ZERO;
             if keep {
+                b.moved = (next - b.pos).length();
+                b.vel = (next - b.pos) / DT_SECS;
                 b.pos = next;
+            }
+            if b.kind == Kind::Npc {
+                let ratio = if b.speed > 0.0 {
+                    (b.moved / (b.speed * DT_SECS)).min(1.0)
+                } else {
+                    0.0
+                };
+                npcs += 1;
+                ratio_sum += f64::from(ratio);
+                if ratio < CRAWL_RATIO {
+                    self.out.crawling += 1;
+                }
             }
             if let Some(goal) = b.goal {
                 // Progress is measured along the path (a path may lead away from the goal
@@ -49,6 +66,9 @@ impl World {
                 _ => {}
             }
         }
+        if npcs > 0 {
+            self.out.mean_speed_ratio = (ratio_sum / npcs as f64) as f32;
+        }
         self.take_figures();
     }
 
@@ -69,6 +89,7 @@ impl World {
             *per_body.select_nth_unstable_by(k, f32::total_cmp).1
         };
         self.out.bodies_in_walls = in_walls;
+        self.out.overlapping_pairs = self.contacts.overlapping_pairs;
         self.contacts.overlap = per_body;
     }
 }

@@ -72,6 +72,7 @@ impl World {
     /// Phase 3: path requests, first come first served, within the node budget. A search
     /// that does not finish continues next tick.
     pub fn serve_paths(&mut self) {
+        self.refresh_congestion();
         let live = self.bodies.len();
         let per_body = f64::from(self.config.path_budget_per_body.max(0.0)) * live as f64;
         let mut budget = self.config.path_budget_per_tick.max(per_body as usize);
@@ -146,6 +147,9 @@ impl World {
             end_where_standable(&self.mesh, corners, radius);
             let margin = f64::from(self.config.corner_margin_m);
             widen_corners(&self.mesh, corners, radius, margin);
+            if self.config.congestion_routing {
+                self.congestion.spread_corners(&self.mesh, corners, radius);
+            }
         }
         let tick = self.tick.0;
         let Some(b) = self.bodies.get_mut(id) else {

@@ -97,6 +97,7 @@ impl World {
             b.want = to / dist * b.speed.min(dist / DT_SECS);
         }
         self.keep_lanes();
+        self.anticipate();
     }
 
     /// Keep right (project decision), the steering half: every [`LANE_EVERY`] ticks each

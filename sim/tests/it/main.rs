@@ -4,6 +4,7 @@
 // Test setup may panic on failure: that is the report.
 #![allow(clippy::unwrap_used)]
 
+mod crossing;
 mod scenarios;
 
 use std::sync::Arc;
