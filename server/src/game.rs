@@ -356,16 +356,14 @@ impl Game {
                 let Some(client) = self.clients.get_mut(&session) else {
                     return;
                 };
-                if client.taken_seq.is_some_and(|taken| input.seq <= taken) {
-                    self.metrics.input_dropped(InputDrop::Stale);
-                    return;
-                }
-                client.taken_seq = Some(input.seq);
-                if let Some(tick) = input.ack_tick {
-                    let acked = self.membership.acks.entry(session).or_insert(tick);
-                    *acked = (*acked).max(tick);
-                }
-                if input.command != Command::Nothing {
+                let fresh = take_input(
+                    &mut client.taken_seq,
+                    session,
+                    &input,
+                    &mut self.membership,
+                    &self.metrics,
+                );
+                if fresh && input.command != Command::Nothing {
                     client.pending = Some(input.command);
                 }
             }
@@ -591,6 +589,27 @@ impl Game {
     }
 }
 
+/// Takes an input's sequence number and acknowledgement for a session whose newest taken
+/// input is `taken_seq`; `false` (counted) when the input is stale.
+fn take_input(
+    taken_seq: &mut Option<u32>,
+    session: SessionId,
+    input: &protocol::Input,
+    membership: &mut Membership,
+    metrics: &Metrics,
+) -> bool {
+    if taken_seq.is_some_and(|taken| input.seq <= taken) {
+        metrics.input_dropped(InputDrop::Stale);
+        return false;
+    }
+    *taken_seq = Some(input.seq);
+    if let Some(tick) = input.ack_tick {
+        let acked = membership.acks.entry(session).or_insert(tick);
+        *acked = (*acked).max(tick);
+    }
+    true
+}
+
 /// Runs the world loop on the current thread until `stop` is set or every session sender
 /// is gone. `ready` is set after the first tick.
 pub fn run_loop(
@@ -702,6 +721,25 @@ mod tests {
         }
     }
 
+    /// The tests' world settings on the arena: `npcs` NPCs, `max_clients` clients, the
+    /// server's view range, no doors.
+    pub(super) fn test_config(npcs: u32, max_clients: u32) -> GameConfig {
+        GameConfig {
+            npcs,
+            seed: 3,
+            path_budget: 20_000,
+            path_budget_per_body: 2.5,
+            path_corner_graph: false,
+            spawn_point: None,
+            max_clients,
+            view: ViewRange {
+                radius_m: 30.0,
+                hysteresis_m: 4.0,
+            },
+            doors: Vec::new(),
+        }
+    }
+
     pub(super) fn arena() -> Arc<NavMesh> {
         let text = include_str!("../../maps/arena.json");
         let built = navmesh_builder::pipeline::build(
@@ -717,20 +755,7 @@ mod tests {
 
     #[test]
     fn many_joins_get_distinct_characters() {
-        let config = GameConfig {
-            npcs: 10,
-            seed: 3,
-            path_budget: 20_000,
-            path_budget_per_body: 2.5,
-            path_corner_graph: false,
-            spawn_point: None,
-            max_clients: 1_000,
-            view: ViewRange {
-                radius_m: 30.0,
-                hysteresis_m: 4.0,
-            },
-            doors: Vec::new(),
-        };
+        let config = test_config(10, 1_000);
         let mut game = Game::new(arena(), config, Arc::new(Metrics::default()));
         let mut replies = Vec::new();
         // Enough joins that every one of the 256 spawn points is picked, the last included.

@@ -343,7 +343,7 @@ function draw() {
     `${stats.entities} in view`,
     stats.me ? `me ${stats.me.x.toFixed(1)}, ${stats.me.y.toFixed(1)}` : '',
     world ? `tick ${world.tick_ms.mean.toFixed(1)} ms (max ${world.tick_ms.max.toFixed(1)})` : '',
-    world ? `${world.npcs} NPCs, ${world.players} players, ${world.spectators} spectators` : '',
+    world ? `${world.npcs} NPCs, ${world.players} player(s), ${world.spectators} spectator(s)` : '',
     selected ? `selected ${state.selected}: ${selected.kind}, ${selected.motion}` : '',
     inspected ? `${inspected.brain}, ${inspected.path_pending ? 'waiting for a path' : `${inspected.path.length} corners`}` : '',
   ].filter(Boolean).join(' · ');

@@ -575,25 +575,14 @@ mod tests {
     use tokio::sync::mpsc;
 
     use super::*;
-    use crate::game::tests::{Recorder, arena};
+    use crate::game::tests::{Recorder, arena, test_config};
     use crate::game::{GameConfig, Joined, ToWorld};
-    use crate::interest::ViewRange;
     use crate::metrics::Metrics;
 
     fn game() -> Game {
         let config = GameConfig {
-            npcs: 5,
-            seed: 3,
-            path_budget: 20_000,
-            path_budget_per_body: 2.5,
-            path_corner_graph: false,
-            spawn_point: None,
-            max_clients: 10,
-            view: ViewRange {
-                radius_m: 30.0,
-                hysteresis_m: 4.0,
-            },
             doors: vec![[1.0, 1.0, 1.0, 3.0]],
+            ..test_config(5, 10)
         };
         let mut game = Game::new(arena(), config, Arc::new(Metrics::default()));
         game.tick(Instant::now());

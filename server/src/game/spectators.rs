@@ -8,7 +8,6 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::info;
 
 use super::{DatagramSink, Game, Joined, Kick, SessionId};
-use crate::metrics::InputDrop;
 use crate::snapshots::NewViewer;
 
 /// A session watching without a character.
@@ -73,17 +72,15 @@ impl Game {
         let Some(spectator) = self.spectators.get_mut(&session) else {
             return;
         };
-        if spectator.taken_seq.is_some_and(|taken| input.seq <= taken) {
-            self.metrics.input_dropped(InputDrop::Stale);
-            return;
-        }
-        spectator.taken_seq = Some(input.seq);
-        if let Some(at) = moved {
+        let fresh = super::take_input(
+            &mut spectator.taken_seq,
+            session,
+            &input,
+            &mut self.membership,
+            &self.metrics,
+        );
+        if let (true, Some(at)) = (fresh, moved) {
             spectator.at = at;
-        }
-        if let Some(tick) = input.ack_tick {
-            let acked = self.membership.acks.entry(session).or_insert(tick);
-            *acked = (*acked).max(tick);
         }
     }
 
@@ -102,27 +99,13 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::game::tests::{Recorder, arena};
-    use crate::game::{GameConfig, ToWorld};
-    use crate::interest::ViewRange;
+    use crate::game::ToWorld;
+    use crate::game::tests::{Recorder, arena, test_config};
     use crate::metrics::Metrics;
 
     #[test]
     fn a_spectator_has_no_character_and_moves_its_view() {
-        let config = GameConfig {
-            npcs: 10,
-            seed: 3,
-            path_budget: 20_000,
-            path_budget_per_body: 2.5,
-            path_corner_graph: false,
-            spawn_point: None,
-            max_clients: 10,
-            view: ViewRange {
-                radius_m: 30.0,
-                hysteresis_m: 4.0,
-            },
-            doors: Vec::new(),
-        };
+        let config = test_config(10, 10);
         let mut game = Game::new(arena(), config, Arc::new(Metrics::default()));
         let bodies = |game: &Game| game.world().bodies().count();
         game.tick(Instant::now());

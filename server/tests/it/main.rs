@@ -12,6 +12,7 @@ mod browser;
 mod http;
 mod net;
 mod persist;
+mod raw;
 mod simulate;
 mod streams;
 mod swarm;

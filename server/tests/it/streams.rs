@@ -8,10 +8,8 @@ use std::time::Duration;
 
 use client::Trust;
 use client::tls::{TransportLimits, client_config};
-use protocol::codec::{FrameReader, decode_datagram, encode_frame};
-use protocol::{
-    ClientMessage, Command, Input, PROTOCOL_VERSION, ServerDatagram, ServerMessage, ViewHistory,
-};
+use protocol::codec::{decode_datagram, encode_frame};
+use protocol::{ClientMessage, Command, Input, ServerDatagram, ViewHistory};
 use server::config::Config;
 use server::run::start;
 use tokio::time::timeout;
@@ -62,30 +60,7 @@ async fn a_client_without_datagrams_gets_snapshots_on_a_stream_and_moves() {
         .await
         .unwrap();
     let (mut send, mut recv) = conn.open_bi().await.unwrap();
-    let hello = ClientMessage::Hello {
-        version: PROTOCOL_VERSION,
-    };
-    let login = ClientMessage::Login {
-        name: "streamer".to_owned(),
-        token: None,
-    };
-    for message in [hello, login] {
-        send.write_all(&encode_frame(&message).unwrap())
-            .await
-            .unwrap();
-    }
-    let mut reader = FrameReader::new();
-    let mut buf = [0u8; 4096];
-    let welcome = loop {
-        if let Some(message) = reader.next_message::<ServerMessage>().unwrap() {
-            break message;
-        }
-        let n = recv.read(&mut buf).await.unwrap().expect("the welcome");
-        reader.push(&buf[..n]);
-    };
-    let ServerMessage::Welcome(welcome) = welcome else {
-        panic!("expected a welcome, got {welcome:?}");
-    };
+    let welcome = crate::raw::login(&mut send, &mut recv, "streamer").await;
     let mut snapshots = timeout(Duration::from_secs(5), conn.accept_uni())
         .await
         .expect("a snapshot stream within 5 s")

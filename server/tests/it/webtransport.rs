@@ -6,10 +6,8 @@ use std::time::Duration;
 
 use client::Trust;
 use client::tls::{Fingerprint, TransportLimits, client_config_with_alpn};
-use protocol::codec::{FrameReader, decode_datagram, encode_datagram, encode_frame};
-use protocol::{
-    ClientDatagram, ClientMessage, Command, Input, PROTOCOL_VERSION, ServerDatagram, ServerMessage,
-};
+use protocol::codec::{decode_datagram, encode_datagram};
+use protocol::{ClientDatagram, Command, Input, ServerDatagram};
 use server::config::Config;
 use server::run::{Running, start};
 use server::webtransport::{h3, qpack};
@@ -98,31 +96,7 @@ async fn a_webtransport_session_plays_over_http_datagrams() {
     h3::put_varint(&mut header, h3::WT_BIDI_SIGNAL);
     h3::put_varint(&mut header, u64::from(connect_send.id()));
     send.write_all(&header).await.unwrap();
-    for message in [
-        ClientMessage::Hello {
-            version: PROTOCOL_VERSION,
-        },
-        ClientMessage::Login {
-            name: "h3".to_owned(),
-            token: None,
-        },
-    ] {
-        send.write_all(&encode_frame(&message).unwrap())
-            .await
-            .unwrap();
-    }
-    let mut reader = FrameReader::new();
-    let mut chunk = [0u8; 4096];
-    let welcome = loop {
-        if let Some(message) = reader.next_message::<ServerMessage>().unwrap() {
-            break message;
-        }
-        let n = recv.read(&mut chunk).await.unwrap().expect("the welcome");
-        reader.push(&chunk[..n]);
-    };
-    let ServerMessage::Welcome(welcome) = welcome else {
-        panic!("expected a welcome, got {welcome:?}");
-    };
+    let welcome = crate::raw::login(&mut send, &mut recv, "h3").await;
     // Snapshots come as HTTP datagrams: the quarter stream id (0), then the datagram.
     let mut seen_self = false;
     for seq in 1..=20 {
