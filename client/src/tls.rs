@@ -114,8 +114,8 @@ pub fn provider() -> Arc<CryptoProvider> {
 /// The QUIC transport both ends use: no unidirectional streams, small receive windows
 /// (control frames are at most 4 kB; inputs and snapshots are datagrams), the given
 /// timeouts. `peer_bidi_streams` is how many bidirectional streams the peer may open: a
-/// server lets each client open its one control stream; a client lets the server open
-/// none.
+/// client lets the server open none; the server lets a client open two and, on top of
+/// this, four unidirectional ones (what a browser's HTTP/3 needs for WebTransport).
 pub fn transport_config(
     limits: TransportLimits,
     peer_bidi_streams: u8,
