@@ -92,6 +92,23 @@ pub enum Input {
     MoveInDirection(EntityId, Vec2),
     /// Stop moving.
     Stop(EntityId),
+    /// Adds a ghost at `pos` (taken as given, even off the mesh): a body the world never
+    /// moves, which every other body avoids as it avoids any body. A zone mirrors its
+    /// neighbours' bodies near the border as ghosts, placing them every tick where their
+    /// owner put them ([`Input::PlaceGhost`]). Orders to a ghost are invalid.
+    SpawnGhost {
+        /// Where.
+        pos: Vec2,
+        /// Body radius in metres.
+        radius_m: f32,
+        /// The fastest its owner moves it, metres per second: until it is placed again,
+        /// bodies here keep clear of every place it can reach in a tick.
+        speed_mps: f32,
+    },
+    /// Puts a ghost where its owner has it now; its velocity (what others anticipate) is
+    /// its move since it was last placed, over one tick. Invalid for a body that is not a
+    /// ghost.
+    PlaceGhost(EntityId, Vec2),
     /// Opens (`closed: false`) or closes a door from [`WorldConfig::doors`].
     SetDoor {
         /// Index into [`WorldConfig::doors`].

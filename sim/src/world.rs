@@ -186,6 +186,11 @@ impl World {
         })
     }
 
+    /// Whether `id` is a ghost ([`Input::SpawnGhost`]); `false` for an unknown id.
+    pub fn is_ghost(&self, id: EntityId) -> bool {
+        self.bodies.get(id).is_some_and(|b| b.ghost)
+    }
+
     /// Whether each door is closed.
     pub fn doors_closed(&self) -> &[bool] {
         self.obstacles.doors_closed()

@@ -50,6 +50,8 @@ pub(super) struct Body {
     pub(super) want: Vec2,
     pub(super) next_pos: Vec2,
     pub(super) overlapping: bool,
+    /// A ghost ([`crate::Input::SpawnGhost`]): placed from outside, never moved here.
+    pub(super) ghost: bool,
 }
 
 impl Body {
@@ -87,6 +89,7 @@ impl Body {
             want: Vec2::ZERO,
             next_pos: pos,
             overlapping: false,
+            ghost: false,
         }
     }
 

@@ -68,7 +68,14 @@ impl World {
         self.circling.max_step = self
             .bodies
             .iter()
-            .map(|(_, b)| b.want.length() * DT_SECS)
+            .map(|(_, b)| {
+                // A ghost's disc is grown by its step instead (see `find_contacts`).
+                if b.ghost {
+                    b.speed * DT_SECS
+                } else {
+                    b.want.length() * DT_SECS
+                }
+            })
             .fold(0.0, f32::max);
         for i in 0..self.bodies.slot_count() {
             self.decide(i);
@@ -81,7 +88,8 @@ impl World {
         let Some(b) = self.bodies.at(i) else {
             return;
         };
-        if b.overlapping {
+        // A ghost's next place was predicted when the tick's contacts were made.
+        if b.overlapping || b.ghost {
             return;
         }
         let (pos, want, heading) = (b.pos, b.want, b.heading);

@@ -2,7 +2,7 @@
 //! overlap a body or a wall (the survey, also taken for the figures at the tick's end), and
 //! the tick's picture of next moves that circling and repulsion fill in.
 
-use super::{OVERLAP_TOLERANCE, World, disc_overlap, to_vec};
+use super::{DT_SECS, OVERLAP_TOLERANCE, World, disc_overlap, to_vec};
 use crate::types::Vec2;
 
 /// The contacts of the tick: made by [`World::find_contacts`], moved by the circling and
@@ -52,7 +52,17 @@ impl World {
                 .map(|b| b.map_or([0.0, 0.0, -1.0], |b| [b.pos.x, b.pos.y, b.ball.radius])),
         );
         // The grid's discs are the current positions (set by the survey), which is where
-        // the circling phase starts from.
+        // the circling phase starts from. A ghost's disc grows by the farthest its owner can
+        // move it in a tick: bodies here keep clear of every place it may be next, so the
+        // two worlds' bodies cannot meet whatever each decides.
+        for i in 0..slots {
+            let Some(b) = self.bodies.at(i).filter(|b| b.ghost) else {
+                continue;
+            };
+            let disc = [b.pos.x, b.pos.y, b.ball.radius + b.speed * DT_SECS];
+            self.contacts.next_discs[i] = disc;
+            self.grid.set_disc(i, disc);
+        }
     }
 
     /// Rebuilds the broad phase on the current positions and classifies every body: its

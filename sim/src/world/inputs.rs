@@ -2,8 +2,8 @@
 //! are counted, never applied.
 
 use super::bodies::Body;
-use super::{World, finite, to_point, to_vec};
-use crate::types::Input;
+use super::{DT_SECS, World, finite, to_point, to_vec};
+use crate::types::{Brain, Input, Kind};
 
 impl World {
     /// Phase 1: inputs. Invalid ones are counted in
@@ -50,6 +50,47 @@ impl World {
                 self.out.spawned.push(id);
                 true
             }
+            Input::SpawnGhost {
+                pos,
+                radius_m,
+                speed_mps,
+            } => {
+                let valid = finite(*pos)
+                    && *radius_m > 0.0
+                    && radius_m.is_finite()
+                    && *speed_mps >= 0.0
+                    && speed_mps.is_finite();
+                if !valid {
+                    return false;
+                }
+                let mut body = Body::new(
+                    Kind::Npc,
+                    Brain::Idle,
+                    *pos,
+                    *radius_m,
+                    *speed_mps,
+                    self.tick.0,
+                );
+                body.ghost = true;
+                let id = self.bodies.insert(body);
+                self.contacts.fresh = false;
+                self.out.spawned.push(id);
+                true
+            }
+            Input::PlaceGhost(id, pos) => {
+                if !finite(*pos) {
+                    return false;
+                }
+                let Some(b) = self.bodies.get_mut(*id).filter(|b| b.ghost) else {
+                    return false;
+                };
+                b.vel = (*pos - b.pos) / DT_SECS;
+                b.moved = (*pos - b.pos).length();
+                b.pos = *pos;
+                b.next_pos = *pos;
+                self.contacts.fresh = false;
+                true
+            }
             Input::Despawn(id) => {
                 if self.bodies.remove(*id).is_none() {
                     return false;
@@ -62,7 +103,7 @@ impl World {
                     return false;
                 }
                 let tick = self.tick.0;
-                let Some(b) = self.bodies.get_mut(*id) else {
+                let Some(b) = self.bodies.get_mut(*id).filter(|b| !b.ghost) else {
                     return false;
                 };
                 b.direction = None;
@@ -78,7 +119,7 @@ impl World {
                 if !finite(*dir) || len == 0.0 {
                     return false;
                 }
-                let Some(b) = self.bodies.get_mut(*id) else {
+                let Some(b) = self.bodies.get_mut(*id).filter(|b| !b.ghost) else {
                     return false;
                 };
                 b.goal = None;
@@ -87,7 +128,7 @@ impl World {
                 true
             }
             Input::Stop(id) => {
-                let Some(b) = self.bodies.get_mut(*id) else {
+                let Some(b) = self.bodies.get_mut(*id).filter(|b| !b.ghost) else {
                     return false;
                 };
                 b.goal = None;

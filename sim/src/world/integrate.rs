@@ -13,6 +13,10 @@ impl World {
             let Some(b) = self.bodies.at(i) else {
                 continue;
             };
+            // A ghost moved when it was placed, and is not this world's to count.
+            if b.ghost {
+                continue;
+            }
             let (pos, next, r) = (b.pos, b.next_pos, b.ball.radius);
             let keep = next == pos || {
                 let after = if self.known_wall_free(i, next, r) {

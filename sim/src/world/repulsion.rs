@@ -66,7 +66,8 @@ impl World {
             let Some(b) = self.bodies.at(i) else {
                 continue;
             };
-            if !b.overlapping {
+            // A ghost is where its owner put it: it pushes, it is not pushed.
+            if !b.overlapping || b.ghost {
                 continue;
             }
             let (pos, ball) = (b.pos, b.ball);

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod crossing;
+mod ghosts;
 mod scenarios;
 
 use std::sync::Arc;
