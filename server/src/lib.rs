@@ -11,6 +11,7 @@
 //! know neither.
 
 pub mod admin;
+pub mod cluster;
 pub mod config;
 mod figures;
 pub mod game;
