@@ -52,20 +52,24 @@ fn motion_style(motion: Motion) -> (&'static str, &'static str, &'static str) {
     }
 }
 
-/// The final frame of `world` on `mesh` (the mesh the world runs on).
-pub(crate) fn render_frame(mesh: &NavMesh, world: &World) -> String {
+/// The mesh picture, still open for more elements, with the size of a pixel in map units
+/// and the map point at its top-left corner (the builder's picture has a 2% margin).
+fn mesh_canvas(mesh: &NavMesh) -> (String, f64, (f64, f64)) {
     let picture = render_svg(mesh, WIDTH_PX);
-    let mut svg = picture
+    let svg = picture
         .strip_suffix("</svg>\n")
         .unwrap_or(&picture)
         .to_owned();
-    // The same frame as the mesh picture: map units, a pixel is `unit` of them.
     let b = mesh.bounds();
     let size = b.size();
     let margin = (size.x.max(size.y) * 0.02).max(0.5);
-    let view_w = size.x + 2.0 * margin;
-    let unit = view_w / WIDTH_PX;
-    let origin = (b.min.x - margin, b.min.y - margin);
+    let unit = (size.x + 2.0 * margin) / WIDTH_PX;
+    (svg, unit, (b.min.x - margin, b.min.y - margin))
+}
+
+/// The final frame of `world` on `mesh` (the mesh the world runs on).
+pub(crate) fn render_frame(mesh: &NavMesh, world: &World) -> String {
+    let (mut svg, unit, origin) = mesh_canvas(mesh);
 
     let mut counts = [0usize; MOTIONS.len() + 1];
     let mut with_paths: Vec<EntityId> = Vec::new();
@@ -263,16 +267,7 @@ impl JamMap {
 /// red by the NPC-seconds spent crawling there (a logarithmic scale up to the worst cell).
 /// Every shaded cell is a `rect` of `class="jam"`, with its NPC-seconds as its title.
 pub(crate) fn render_jams(mesh: &NavMesh, jams: &JamMap, ticks: u64) -> String {
-    let picture = render_svg(mesh, WIDTH_PX);
-    let mut svg = picture
-        .strip_suffix("</svg>\n")
-        .unwrap_or(&picture)
-        .to_owned();
-    let b = mesh.bounds();
-    let size = b.size();
-    let margin = (size.x.max(size.y) * 0.02).max(0.5);
-    let unit = (size.x + 2.0 * margin) / WIDTH_PX;
-    let origin = (b.min.x - margin, b.min.y - margin);
+    let (mut svg, unit, origin) = mesh_canvas(mesh);
     let per_sec = crate::figures::ticks_per_second();
     let worst = jams.ticks.iter().copied().max().unwrap_or(0);
     let top = (f64::from(worst.max(1)) / per_sec).ln_1p();

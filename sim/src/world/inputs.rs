@@ -26,12 +26,7 @@ impl World {
                 speed_mps,
                 brain,
             } => {
-                let valid = finite(*pos)
-                    && *radius_m > 0.0
-                    && radius_m.is_finite()
-                    && *speed_mps >= 0.0
-                    && speed_mps.is_finite();
-                if !valid {
+                if !valid_body(*pos, *radius_m, *speed_mps) {
                     return false;
                 }
                 let Some((p, _)) = self.mesh.nearest_point(to_point(*pos), 1e3) else {
@@ -55,12 +50,7 @@ impl World {
                 radius_m,
                 speed_mps,
             } => {
-                let valid = finite(*pos)
-                    && *radius_m > 0.0
-                    && radius_m.is_finite()
-                    && *speed_mps >= 0.0
-                    && speed_mps.is_finite();
-                if !valid {
+                if !valid_body(*pos, *radius_m, *speed_mps) {
                     return false;
                 }
                 let mut body = Body::new(
@@ -146,4 +136,14 @@ impl World {
             }
         }
     }
+}
+
+/// Whether a new body's place, radius and speed are usable: finite, a positive radius, a
+/// speed of at least 0.
+fn valid_body(pos: crate::types::Vec2, radius_m: f32, speed_mps: f32) -> bool {
+    finite(pos)
+        && radius_m > 0.0
+        && radius_m.is_finite()
+        && speed_mps >= 0.0
+        && speed_mps.is_finite()
 }
