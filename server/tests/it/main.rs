@@ -9,6 +9,7 @@ mod admin;
 mod auth;
 mod binary;
 mod browser;
+mod cluster;
 mod http;
 mod net;
 mod persist;
