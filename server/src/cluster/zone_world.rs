@@ -125,7 +125,8 @@ pub(crate) struct ZoneWorld {
     reals: BTreeMap<NetId, Real>,
     in_flight: BTreeMap<NetId, InFlight>,
     ghosts: HashMap<NetId, (EntityId, u32)>,
-    frames: BTreeMap<String, ZoneFrame>,
+    /// Each neighbour's latest frame and when it came.
+    frames: BTreeMap<String, (ZoneFrame, Instant)>,
     /// Where bodies went, so late inputs and leaves follow them.
     handed_to: HashMap<NetId, (String, u64)>,
     inputs: Vec<Input>,
@@ -145,6 +146,8 @@ pub(crate) struct ZoneWorld {
 const SAVE_EVERY_TICKS: u64 = 10;
 /// How long a zone remembers where a body went, ticks (late inputs follow it).
 const REMEMBER_HANDED_TICKS: u64 = 200;
+/// A neighbour whose last frame is older than this is taken for down.
+const NEIGHBOUR_STALE: Duration = Duration::from_secs(1);
 /// Players' ids have this bit set; zones mint NPC ids without it.
 pub(crate) const PLAYER_BIT: u32 = 1 << 31;
 
@@ -248,7 +251,8 @@ impl ZoneWorld {
             ZoneIn::HandoffAnswer { id, epoch, ack } => return self.answered(id, epoch, ack),
             ZoneIn::Frame(frame) => {
                 if frame.zone != self.spec.name {
-                    self.frames.insert(frame.zone.clone(), *frame);
+                    self.frames
+                        .insert(frame.zone.clone(), (*frame, Instant::now()));
                 }
             }
         }
@@ -457,7 +461,11 @@ impl ZoneWorld {
         }
         let becoming: Vec<NetId> = self.leaving.iter().map(|l| l.0).collect();
         let mut lost = Vec::new();
-        for frame in self.frames.values() {
+        // A neighbour silent for a second is down: its ghosts go (they come back with it).
+        let now = Instant::now();
+        self.frames
+            .retain(|_, (_, at)| now.duration_since(*at) < NEIGHBOUR_STALE);
+        for (frame, _) in self.frames.values() {
             for body in &frame.bodies {
                 if let Some(real) = self.reals.get(&body.id) {
                     if body.custody == Custody::Real && body.epoch > real.epoch {
@@ -666,6 +674,7 @@ impl ZoneWorld {
                 let mut last = None;
                 let pos = [carried.pos.x, carried.pos.y];
                 saver.record(&player.account, &player.account, pos, &mut last, now_ms());
+                saver.flush();
             }
             self.out.push(ZoneOut::Request(
                 subject(&to, Verb::Handoff),

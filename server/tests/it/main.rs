@@ -10,6 +10,7 @@ mod auth;
 mod binary;
 mod browser;
 mod cluster;
+mod cluster_failure;
 mod http;
 mod net;
 mod persist;
