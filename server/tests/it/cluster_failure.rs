@@ -44,10 +44,9 @@ async fn play(
     let me = client.welcome().entity;
     let bounds = client.welcome().bounds;
     let (mut next_order, mut leg) = (Instant::now(), 0u32);
-    let (mut last_pos, mut missing_since): (
-        Option<(f32, f32)>,
-        Option<(Instant, Option<(f32, f32)>)>,
-    ) = (None, None);
+    let mut last_pos: Option<(f32, f32)> = None;
+    // Since when the character has been missing, and where it was last seen.
+    let mut missing_since: Option<(Instant, Option<(f32, f32)>)> = None;
     loop {
         tokio::select! {
             snapshot = client.next_snapshot() => {
