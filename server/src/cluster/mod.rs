@@ -448,4 +448,17 @@ region = [128, 0, 256, 257]
             matches!(file.check_map(&mesh), Err(ClusterError::Uncovered { x, .. }) if x >= 200.0)
         );
     }
+
+    #[test]
+    fn the_example_file_reads_and_names_its_zones_and_gateway() {
+        let text = include_str!("../../../docs/cluster.example.toml");
+        let file = ClusterFile::from_toml(text).unwrap();
+        assert_eq!(file.npcs, 2_000);
+        assert_eq!(file.zones.len(), 2);
+        assert_eq!(file.zone("east").unwrap().0, 1);
+        assert_eq!(file.gateway(None).unwrap().1.name, "gw1");
+        let err = file.zone("north").unwrap_err().to_string();
+        assert!(err.contains("\"north\"") && err.contains("\"west\", \"east\""), "{err}");
+        assert!(file.gateway(Some("gw2")).is_err());
+    }
 }

@@ -298,3 +298,44 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
     assert_eq!(failed, 0.0);
     gateway.shutdown().await.unwrap();
 }
+
+/// Bad cluster setups end `server zone` with one clear line and a failure exit code.
+#[test]
+fn bad_cluster_files_get_one_clear_error_line() {
+    let dir = scratch("cluster-bad");
+    let closed = free_port();
+    let (file, _) = two_zones(&dir, &format!("nats://127.0.0.1:{closed}"), 10, None);
+    let gapped = dir.join("gapped.toml");
+    std::fs::write(
+        &gapped,
+        "nats = \"nats://127.0.0.1:1\"\n[[zones]]\nname = \"a\"\nregion = [0, 0, 100, 257]\n",
+    )
+    .unwrap();
+    let overlapping = dir.join("overlapping.toml");
+    std::fs::write(
+        &overlapping,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("[128.0, 0.0, 256.0, 257.0]", "[120.0, 0.0, 256.0, 257.0]"),
+    )
+    .unwrap();
+    let cases = [
+        (&file, "north", "names no zone \"north\""),
+        (&file, "west", &format!("cannot reach NATS at nats://127.0.0.1:{closed}") as &str),
+        (&gapped, "a", "no zone owns the walkable point"),
+        (&overlapping, "west", "zones \"west\" and \"east\" overlap"),
+    ];
+    for (path, zone, expected) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_server"))
+            .args(["zone", "--cluster"])
+            .arg(path)
+            .args(["--zone", zone])
+            .env("RUST_LOG", "off")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{zone}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.contains(expected), "{expected:?} in {stderr}");
+    }
+}
