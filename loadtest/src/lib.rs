@@ -15,6 +15,7 @@
 //! The swarm connects through the `client` crate and knows the server only by its wire
 //! protocol: it does not link the server, the world or the map code.
 
+pub mod borders;
 pub mod bot;
 pub mod report;
 pub mod scrape;
