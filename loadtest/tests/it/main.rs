@@ -183,3 +183,118 @@ async fn a_server_that_falls_silent_fails_the_run() {
         "{stdout}"
     );
 }
+
+/// A file in the system's temporary directory, unique to this test process.
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("loadtest-it-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const TWO_ZONES: &str = "nats = \"nats://127.0.0.1:4222\"\n\
+    [[zones]]\nname = \"west\"\nregion = [0, 0, 50, 100]\n\
+    [[zones]]\nname = \"east\"\nregion = [50, 0, 100, 100]\n";
+
+#[tokio::test]
+async fn a_bad_cluster_or_a_border_run_without_one_is_a_setup_error() {
+    let overlapping = temp_file(
+        "overlap.toml",
+        &TWO_ZONES.replace("[50, 0, 100, 100]", "[40, 0, 100, 100]"),
+    );
+    let unparsable = temp_file("parse.toml", "[[zones]]\nname = 3\n");
+    let lone = temp_file(
+        "lone.toml",
+        "[[zones]]\nname = \"all\"\nregion = [0, 0, 9, 9]\n",
+    );
+    let missing = std::env::temp_dir().join("loadtest-it-no-such-cluster.toml");
+    let path = |p: &std::path::Path| p.display().to_string();
+    let cases = [
+        (None, "--behaviour border needs --cluster FILE"),
+        (
+            Some(path(&overlapping)),
+            "zones \"west\" and \"east\" overlap",
+        ),
+        (
+            Some(path(&unparsable)),
+            "does not parse at line 2, column 8",
+        ),
+        (Some(path(&lone)), "share no border"),
+        (Some(path(&missing)), "cannot read cluster file"),
+    ];
+    for (cluster, expected) in cases {
+        let mut args = vec![
+            "--server",
+            "127.0.0.1:1",
+            "--bots",
+            "1",
+            "--insecure-local",
+            "--behaviour",
+            "border",
+        ];
+        if let Some(cluster) = &cluster {
+            args.extend(["--cluster", cluster]);
+        }
+        let out = loadtest(&args).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert!(stderr.contains(expected), "{expected:?} in {stderr}");
+        if let Some(cluster) = &cluster {
+            assert!(
+                stderr.contains(cluster.as_str()),
+                "names the file: {stderr}"
+            );
+        }
+    }
+    for file in [overlapping, unparsable, lone] {
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+#[tokio::test]
+async fn a_border_run_reports_crossings_and_the_missing_character() {
+    let addr = silent_server().to_string();
+    let cluster = temp_file("two.toml", TWO_ZONES);
+    let report =
+        std::env::temp_dir().join(format!("loadtest-it-{}-report.json", std::process::id()));
+    let out = loadtest(&[
+        "--server",
+        &addr,
+        "--bots",
+        "2",
+        "--duration",
+        "1",
+        "--insecure-local",
+        "--behaviour",
+        "border",
+        "--cluster",
+        &cluster.display().to_string(),
+        "--report",
+        &report.display().to_string(),
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("border crossings    0 (per bot 0 to 0)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("own character gone  0 times, longest 0 ms"),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["behaviour"], "border");
+    for key in [
+        "crossings",
+        "crossings_per_bot_min",
+        "crossings_per_bot_max",
+        "own_missing_episodes",
+    ] {
+        assert_eq!(json[key], 0, "{key}: {json}");
+    }
+    assert_eq!(json["own_missing_max_ms"], 0.0);
+    let _ = std::fs::remove_file(cluster);
+    let _ = std::fs::remove_file(report);
+}
