@@ -102,8 +102,8 @@ pub struct Report {
     pub server_figures: Option<ServerFigures>,
     /// One entry per second.
     pub series: Vec<Second>,
-    /// Zone borders crossed by the bots' characters, all bots (0 without the cluster's
-    /// zones).
+    /// Zone borders crossed by the bots' characters, all bots, over the whole run (warm-up
+    /// included, like the two own-character figures below); 0 without the cluster's zones.
     #[serde(default)]
     pub crossings: u64,
     /// Fewest crossings one bot that logged in saw.
