@@ -15,8 +15,11 @@ use std::process::Output;
 use std::sync::Arc;
 use std::time::Duration;
 
-use protocol::codec::{FrameReader, encode_frame};
-use protocol::{Bounds, ClientMessage, NetId, PROTOCOL_VERSION, ServerMessage, Welcome};
+use protocol::codec::{FrameReader, decode_datagram, encode_datagram, encode_frame};
+use protocol::{
+    Bounds, ClientDatagram, ClientMessage, Command, EntityKind, EntityState, Motion, NetId,
+    PROTOCOL_VERSION, QPos, ServerDatagram, ServerMessage, Snapshot, Welcome,
+};
 use quinn::crypto::rustls::QuicServerConfig;
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
@@ -36,10 +39,21 @@ async fn loadtest(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// What a fake server does with a session once it has logged it in.
+#[derive(Clone, Copy)]
+enum Play {
+    /// Hears nothing more, though QUIC keeps the connection open: what a bot sees of a
+    /// server that died.
+    Silent,
+    /// Walks the character at 5 m/s towards each point it is ordered to, from (45, 50),
+    /// with a full snapshot every 50 ms; the snapshots of ticks 40 to 45 (2 to 2.3 s) leave
+    /// the character out, as a handoff gone wrong would.
+    Walker,
+}
+
 /// A QUIC endpoint on 127.0.0.1 speaking the protocol's ALPN with a fresh self-signed
-/// certificate. Each connection is logged in (hello, login, welcome) and then hears
-/// nothing more, though QUIC keeps it open: what a bot sees of a server that died.
-fn silent_server() -> SocketAddr {
+/// certificate. Each connection is logged in (hello, login, welcome) and then played with.
+fn fake_server(play: Play) -> SocketAddr {
     let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
         certified.signing_key.serialize_der(),
@@ -78,12 +92,9 @@ fn silent_server() -> SocketAddr {
                 }
                 let welcome = ServerMessage::Welcome(Welcome {
                     version: PROTOCOL_VERSION,
-                    entity: NetId {
-                        index: 1,
-                        generation: 0,
-                    },
+                    entity: ME,
                     tick_rate_hz: 20,
-                    map_id: "silent".to_owned(),
+                    map_id: "fake".to_owned(),
                     bounds: Bounds {
                         min_x: 0.0,
                         min_y: 0.0,
@@ -95,14 +106,82 @@ fn silent_server() -> SocketAddr {
                 if send
                     .write_all(&encode_frame(&welcome).unwrap())
                     .await
-                    .is_ok()
+                    .is_err()
                 {
-                    conn.closed().await;
+                    return;
+                }
+                match play {
+                    Play::Silent => {
+                        conn.closed().await;
+                    }
+                    Play::Walker => walk(&conn).await,
                 }
             });
         }
     });
     addr
+}
+
+/// The character of every fake session.
+const ME: NetId = NetId {
+    index: 1,
+    generation: 0,
+};
+
+/// [`Play::Walker`]'s session, until the client goes.
+async fn walk(conn: &quinn::Connection) {
+    let (mut pos, mut target, mut seq) = ((45.0f32, 50.0f32), (45.0f32, 50.0f32), 0u32);
+    let mut ticks = tokio::time::interval(Duration::from_millis(50));
+    for tick in 1u64.. {
+        loop {
+            tokio::select! {
+                biased;
+                datagram = conn.read_datagram() => {
+                    let Ok(bytes) = datagram else { return };
+                    if let Ok(ClientDatagram::Input(input)) = decode_datagram(&bytes) {
+                        seq = seq.max(input.seq);
+                        if let Command::MoveTo { x, y } = input.command {
+                            target = (x, y);
+                        }
+                    }
+                }
+                _ = ticks.tick() => break,
+            }
+        }
+        let (dx, dy) = (target.0 - pos.0, target.1 - pos.1);
+        let step = (5.0 * 0.05f32).min(dx.hypot(dy));
+        if step > 0.0 {
+            let length = dx.hypot(dy);
+            pos = (pos.0 + dx / length * step, pos.1 + dy / length * step);
+        }
+        let me = EntityState {
+            id: ME,
+            kind: EntityKind::Player,
+            radius_cm: 40,
+            pos: QPos::from_metres(pos.0, pos.1),
+            motion: Motion::Moving,
+        };
+        let snapshot = Snapshot {
+            tick,
+            baseline_tick: None,
+            last_input_seq: seq,
+            entered: if (40..46).contains(&tick) {
+                Vec::new()
+            } else {
+                vec![me]
+            },
+            changed: Vec::new(),
+            left: Vec::new(),
+        };
+        let bytes = encode_datagram(&ServerDatagram::Snapshot(snapshot)).unwrap();
+        if conn.send_datagram(bytes.into()).is_err() {
+            return;
+        }
+    }
+}
+
+fn silent_server() -> SocketAddr {
+    fake_server(Play::Silent)
 }
 
 #[tokio::test]
@@ -297,4 +376,51 @@ async fn a_border_run_reports_crossings_and_the_missing_character() {
     assert_eq!(json["own_missing_max_ms"], 0.0);
     let _ = std::fs::remove_file(cluster);
     let _ = std::fs::remove_file(report);
+}
+
+#[tokio::test]
+async fn border_bots_walk_across_and_back_and_a_missing_character_is_timed() {
+    let addr = fake_server(Play::Walker).to_string();
+    let cluster = temp_file("walk.toml", TWO_ZONES);
+    let report = std::env::temp_dir().join(format!("loadtest-it-{}-walk.json", std::process::id()));
+    let out = loadtest(&[
+        "--server",
+        &addr,
+        "--bots",
+        "3",
+        "--duration",
+        "10",
+        "--ramp",
+        "0",
+        "--insecure-local",
+        "--behaviour",
+        "border",
+        "--cluster",
+        &cluster.display().to_string(),
+        "--report",
+        &report.display().to_string(),
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let _ = std::fs::remove_file(cluster);
+    let _ = std::fs::remove_file(report);
+    println!("{stdout}");
+    assert_eq!(json["connected"], 3, "{stdout}{stderr}");
+    // Each trip is 6 to 12 m across at 5 m/s, a new one every 3 to 6 s or on arrival: in
+    // 10 s every bot crosses at least twice (out and back).
+    let least = json["crossings_per_bot_min"].as_u64().unwrap();
+    assert!(least >= 2, "{stdout}");
+    assert!(json["crossings"].as_u64().unwrap() >= 3 * least, "{stdout}");
+    // Six snapshots without the character, 50 ms apart: 300 ms from the first of them to
+    // the next with it, once per bot.
+    assert_eq!(json["own_missing_episodes"], 3, "{stdout}");
+    let longest = json["own_missing_max_ms"].as_f64().unwrap();
+    assert!((250.0..450.0).contains(&longest), "{stdout}");
+    // The only violations: those six snapshots of each bot.
+    assert_eq!(json["violations"]["self_not_in_view"], 18, "{stdout}");
+    assert_eq!(json["violations"].as_object().unwrap().len(), 1, "{stdout}");
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
 }
