@@ -270,7 +270,8 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
                 out_rx,
                 bus_tx,
             ));
-            let router = gateway::Router::new(file, index, &mesh, view, out_tx);
+            let spawn_point = config.spawn_point.map(|[x, y]| (x, y));
+            let router = gateway::Router::new(file, index, &mesh, view, spawn_point, out_tx);
             let (metrics, ready) = (Arc::clone(&metrics), Arc::clone(&ready));
             Box::new(move |inbox, stop| {
                 gateway::run_loop(router, inbox, bus_rx, snapshots, metrics, stop, ready);

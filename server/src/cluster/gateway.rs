@@ -25,7 +25,7 @@ use tracing::{error, info, warn};
 use super::ClusterFile;
 use super::bus::{self, ALL_FRAMES, Verb, subject};
 use super::zone_world::PLAYER_BIT;
-use crate::game::{Joined, Pacer, SessionId, ToWorld};
+use crate::game::{Joined, Pacer, SPAWN_SPREAD_M, SessionId, ToWorld};
 use crate::interest::{Frame, ViewRange};
 use crate::metrics::Metrics;
 use crate::persist::Persist;
@@ -133,13 +133,23 @@ impl Router {
         index: usize,
         mesh: &navmesh::NavMesh,
         view: ViewRange,
+        spawn_point: Option<(f32, f32)>,
         bus_out: mpsc::Sender<GatewayOut>,
     ) -> Router {
         let mut rng = navmesh::Rng::new(file.seed ^ 0x6761_7465 ^ index as u64);
-        let spawn_points = (0..256)
+        // As `server run`: players appear within a few metres of the configured point.
+        let near = |&(x, y): &(f32, f32)| {
+            spawn_point.is_none_or(|(sx, sy)| (x - sx).hypot(y - sy) <= SPAWN_SPREAD_M)
+        };
+        let spawn_points: Vec<(f32, f32)> = (0..200_000)
             .filter_map(|_| mesh.random_point(&mut rng))
             .map(|(p, _)| (p.x as f32, p.y as f32))
+            .filter(near)
+            .take(256)
             .collect();
+        if spawn_points.is_empty() {
+            warn!("no walkable spawn point found; logins will be refused");
+        }
         let b = mesh.bounds();
         Router {
             name: file.gateways[index].name.clone(),

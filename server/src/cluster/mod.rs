@@ -458,7 +458,10 @@ region = [128, 0, 256, 257]
         assert_eq!(file.zone("east").unwrap().0, 1);
         assert_eq!(file.gateway(None).unwrap().1.name, "gw1");
         let err = file.zone("north").unwrap_err().to_string();
-        assert!(err.contains("\"north\"") && err.contains("\"west\", \"east\""), "{err}");
+        assert!(
+            err.contains("\"north\"") && err.contains("\"west\", \"east\""),
+            "{err}"
+        );
         assert!(file.gateway(Some("gw2")).is_err());
     }
 }

@@ -241,6 +241,8 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
         Config {
             max_clients_per_ip: 1_000,
             shutdown_grace_secs: 0.5,
+            // Next to the border, in a stretch open on both sides.
+            spawn_point: Some([128.0, 100.0]),
             ..Config::default()
         },
         &file,
@@ -256,11 +258,14 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
             ramp: Duration::from_secs(2),
             duration: Duration::from_secs(15),
             warmup: Duration::from_secs(3),
-            behaviour: Behaviour::Wander,
+            behaviour: Behaviour::Border,
             trust: Trust::Pinned(gateway.fingerprint),
             metrics_url: None,
             progress: Progress::Quiet,
             tokens: None,
+            borders: Some(Arc::new(
+                loadtest::borders::Borders::from_file(&file).unwrap(),
+            )),
         }),
     )
     .await
@@ -284,6 +289,12 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
     assert_eq!(report.dropped_count(), 0, "{:?}", report.dropped);
     assert_eq!(report.violation_count(), 0, "{:?}", report.violations);
     assert!(census.frames > 500, "{census:?}");
+    assert!(report.crossings_per_bot_min >= 1, "{report:?}");
+    assert!(
+        report.own_missing_max_ms <= 150.0,
+        "{}",
+        report.own_missing_max_ms
+    );
     assert!(
         census.doubles.is_empty(),
         "ids real twice: {:?}",
@@ -321,7 +332,11 @@ fn bad_cluster_files_get_one_clear_error_line() {
     .unwrap();
     let cases = [
         (&file, "north", "names no zone \"north\""),
-        (&file, "west", &format!("cannot reach NATS at nats://127.0.0.1:{closed}") as &str),
+        (
+            &file,
+            "west",
+            &format!("cannot reach NATS at nats://127.0.0.1:{closed}") as &str,
+        ),
         (&gapped, "a", "no zone owns the walkable point"),
         (&overlapping, "west", "zones \"west\" and \"east\" overlap"),
     ];
