@@ -354,3 +354,54 @@ fn bad_cluster_files_get_one_clear_error_line() {
         assert!(stderr.contains(expected), "{expected:?} in {stderr}");
     }
 }
+
+/// nats-server restarted under a running cluster: the zones reconnect by themselves, their
+/// frames reach listeners again and bodies are handed over again; nothing restarts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zones_ride_out_a_nats_restart() {
+    let (mut server, url) = nats();
+    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+    let dir = scratch("cluster-nats");
+    let (file, metrics) = two_zones(&dir, &url, 400, None);
+    let mut zones = [zone(&file, "west"), zone(&file, "east")];
+    for m in metrics {
+        wait_ticking(m).await;
+    }
+    let handoffs = || async {
+        scrape(metrics[0], "mmo_handoffs_total")
+            .await
+            .unwrap_or(0.0)
+            + scrape(metrics[1], "mmo_handoffs_total")
+                .await
+                .unwrap_or(0.0)
+    };
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    server.0.kill().unwrap();
+    server.0.wait().unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = handoffs().await;
+    server = Killed(
+        Command::new("nats-server")
+            .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (census, stop) = census(&url, 2).await;
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let after = handoffs().await;
+    let census = std::mem::take(&mut *census.lock().unwrap());
+    println!("handoffs {before} → {after}; {census:?}");
+    for zone in &mut zones {
+        assert!(zone.0.try_wait().unwrap().is_none(), "a zone exited");
+    }
+    assert!(census.frames > 100, "frames flow again: {census:?}");
+    assert!(census.doubles.is_empty(), "{:?}", census.doubles);
+    assert!(after > before, "handoffs resumed: {before} → {after}");
+    drop(server);
+}
