@@ -1,6 +1,6 @@
 //! `server zone --cluster FILE --zone NAME`: one zone of a cluster. It builds the whole
 //! map's navmesh, simulates the bodies real in its region on a world thread
-//! ([`super::zone_world`]), and talks to the rest of the cluster over NATS through two
+//! (`cluster/zone_world.rs`), and talks to the rest of the cluster over NATS through two
 //! bounded channels, so the world thread never waits on the bus: what arrives is drained
 //! at the start of each tick, what the tick says is handed to an async task that
 //! publishes it in order (frame first, then the answers that depend on it).
