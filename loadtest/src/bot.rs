@@ -7,8 +7,14 @@
 //! [`Violation`]: snapshots must move forward in ticks and apply to their baseline, its
 //! own character must be in its view, every position must lie inside the map bounds, and
 //! its character must move when ordered somewhere.
+//!
+//! Given the cluster's zones ([`Bot::with_borders`]), a bot of any behaviour also counts the
+//! zone borders its character crosses; and every bot measures how long its character is
+//! missing from its snapshots ([`Bot::own_missing_max`]), the figure a zone handoff or a
+//! zone's restart must keep short.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use navmesh::Rng;
@@ -18,6 +24,8 @@ use protocol::{
     ViewHistory, Welcome,
 };
 use serde::{Deserialize, Serialize};
+
+use crate::borders::Borders;
 
 /// How a bot plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -31,6 +39,10 @@ pub enum Behaviour {
     Idle,
     /// Each bot picks one of the three by its number (half wander, a quarter each other).
     Mixed,
+    /// Walks 6 to 12 m across the nearest zone border every 3 to 6 seconds (or on arrival),
+    /// back and forth; needs the cluster's zones ([`Bot::with_borders`]), and stands still
+    /// without them.
+    Border,
 }
 
 /// Something the server did wrong, as a bot saw it.
@@ -84,6 +96,8 @@ const SENT_KEPT: usize = 64;
 const STILL_LIMIT: Duration = Duration::from_secs(10);
 /// Bounds slack for positions: centimetre rounding.
 const BOUNDS_SLACK_M: f32 = 0.05;
+/// A border bot this close to its target has arrived and picks the next one.
+const ARRIVED_M: f32 = 1.0;
 
 struct Order {
     target: (f32, f32),
@@ -107,14 +121,63 @@ pub struct Bot {
     order: Option<Order>,
     /// Where the character stood when it was last seen moving under an order.
     still_since: Option<(Instant, (f32, f32))>,
+    /// The cluster's zones, when given.
+    borders: Option<Arc<Borders>>,
+    /// The zone the character was last seen in.
+    zone: Option<usize>,
+    own_missing: OwnMissing,
     samples: Vec<Sample>,
     /// Snapshots applied.
     pub snapshots: u64,
     /// Snapshots dropped because their baseline was no longer held.
     pub missing_baselines: u64,
+    /// Times the character was seen in another zone than the last it was seen in (0
+    /// without borders).
+    pub crossings: u64,
+}
+
+/// Spells of applied snapshots without the bot's own character.
+#[derive(Default)]
+struct OwnMissing {
+    /// When the current spell began: the first applied snapshot without the character.
+    since: Option<Instant>,
+    episodes: u64,
+    longest: Duration,
+}
+
+impl OwnMissing {
+    fn on_snapshot(&mut self, seen: bool, now: Instant) {
+        match (seen, self.since) {
+            (true, Some(since)) => {
+                self.longest = self.longest.max(now.saturating_duration_since(since));
+                self.since = None;
+            }
+            (false, None) => {
+                self.episodes += 1;
+                self.since = Some(now);
+            }
+            (true, None) | (false, Some(_)) => {}
+        }
+    }
+
+    fn longest(&self, now: Instant) -> Duration {
+        let open = self
+            .since
+            .map_or(Duration::ZERO, |since| now.saturating_duration_since(since));
+        self.longest.max(open)
+    }
 }
 
 impl Bot {
+    /// A bot that knows the cluster's zones: it counts the borders its character crosses,
+    /// and with [`Behaviour::Border`] walks across them.
+    pub fn with_borders(behaviour: Behaviour, number: u64, borders: Arc<Borders>) -> Bot {
+        Bot {
+            borders: Some(borders),
+            ..Bot::new(behaviour, number)
+        }
+    }
+
     /// A bot; `number` picks the behaviour of a mixed swarm and seeds its choices.
     pub fn new(behaviour: Behaviour, number: u64) -> Bot {
         let behaviour = match behaviour {
@@ -138,9 +201,13 @@ impl Bot {
             next_order_at: None,
             order: None,
             still_since: None,
+            borders: None,
+            zone: None,
+            own_missing: OwnMissing::default(),
             samples: Vec::new(),
             snapshots: 0,
             missing_baselines: 0,
+            crossings: 0,
         }
     }
 
@@ -229,6 +296,10 @@ impl Bot {
             self.samples
                 .push(Sample::Violation(Violation::SelfNotInView));
         }
+        self.own_missing.on_snapshot(position.is_some(), now);
+        if let Some(position) = position {
+            self.track_zone(position);
+        }
 
         // Round trips: every input up to the acknowledged sequence is answered now.
         if snapshot.last_input_seq > self.last_applied_seq {
@@ -256,7 +327,26 @@ impl Bot {
         self.snapshots += 1;
         if let Some(position) = position {
             self.check_progress(position, now);
+            if self.behaviour == Behaviour::Border
+                && self
+                    .order
+                    .as_ref()
+                    .is_some_and(|order| distance(order.target, position) <= ARRIVED_M)
+            {
+                self.next_order_at = Some(now);
+            }
         }
+    }
+
+    /// Counts a crossing when the character is in another zone than it was last seen in.
+    fn track_zone(&mut self, position: (f32, f32)) {
+        let Some(zone) = self.borders.as_ref().and_then(|b| b.zone_of(position)) else {
+            return;
+        };
+        if self.zone.is_some_and(|last| last != zone) {
+            self.crossings += 1;
+        }
+        self.zone = Some(zone);
     }
 
     /// An acknowledged order to a point 3 m or more away must move the character 0.3 m
@@ -299,6 +389,7 @@ impl Bot {
             let wait = match self.behaviour {
                 Behaviour::Wander => self.random(3_000, 8_000),
                 Behaviour::Click => self.random(400, 1_000),
+                Behaviour::Border => self.random(3_000, 6_001),
                 Behaviour::Idle | Behaviour::Mixed => u64::MAX / 4,
             };
             self.next_order_at = Some(now + Duration::from_millis(wait));
@@ -361,6 +452,19 @@ impl Bot {
         self.history.newest().map(|(_, view)| view)
     }
 
+    /// Spells of applied snapshots without the bot's own character so far, each from the
+    /// first such snapshot to the next one with it.
+    pub fn own_missing_episodes(&self) -> u64 {
+        self.own_missing.episodes
+    }
+
+    /// The longest spell without its own character: from the first applied snapshot
+    /// without it to the next applied snapshot with it; a spell not over yet counts up to
+    /// `now`. Zero if the character was never missing.
+    pub fn own_missing_max(&self, now: Instant) -> Duration {
+        self.own_missing.longest(now)
+    }
+
     fn choose_target(&mut self) -> Option<(f32, f32)> {
         let welcome = self.welcome.as_ref()?;
         let (bounds, me) = (welcome.bounds, welcome.entity);
@@ -368,6 +472,14 @@ impl Bot {
         let (origin, spread) = match (self.behaviour, &self.order) {
             (Behaviour::Click, Some(order)) => (order.target, 3.0),
             (Behaviour::Wander | Behaviour::Click, _) => (here, 15.0),
+            (Behaviour::Border, _) => {
+                let depth_m = self.random(6_000, 12_001) as f32 / 1_000.0;
+                let slide_m = self.random(0, 6_001) as f32 / 1_000.0 - 3.0;
+                return self
+                    .borders
+                    .as_ref()?
+                    .target_across(here, depth_m, slide_m, bounds);
+            }
             (Behaviour::Idle | Behaviour::Mixed, _) => return None,
         };
         let dx = (self.random(0, 2_000) as f32 / 1_000.0 - 1.0) * spread;
@@ -502,5 +614,148 @@ mod tests {
             bot.on_datagram(&full(tick, seq, vec![me_at(50.0, 50.0)]), now);
         }
         assert!(violations(&mut bot).contains(&Violation::OrderIgnored));
+    }
+
+    /// West and east halves of the test map, sharing the border x = 50.
+    fn halves() -> Arc<Borders> {
+        let zone = |name: &str, x0: f32, x1: f32| crate::borders::Zone {
+            name: name.to_owned(),
+            min: (x0, 0.0),
+            max: (x1, 100.0),
+        };
+        Arc::new(
+            Borders::from_zones(vec![zone("west", 0.0, 50.0), zone("east", 50.0, 100.0)]).unwrap(),
+        )
+    }
+
+    /// The next order a bot gives, letting time pass until it gives one.
+    fn next_order(bot: &mut Bot, now: &mut Instant) -> (f32, f32) {
+        for _ in 0..100 {
+            *now += Duration::from_millis(100);
+            if let Some(Input {
+                command: Command::MoveTo { x, y },
+                ..
+            }) = bot.next_input(*now)
+            {
+                return (x, y);
+            }
+        }
+        panic!("no order within 10 s");
+    }
+
+    #[test]
+    fn a_border_bot_orders_its_character_across_the_border_and_back() {
+        for number in 0..20 {
+            let mut now = Instant::now();
+            let mut bot = Bot::with_borders(Behaviour::Border, number, halves());
+            bot.on_welcome(welcome(), now);
+            let mut tick = 1;
+            let mut here = (45.0, 99.0);
+            for round in 0..6 {
+                bot.on_datagram(&full(tick, 0, vec![me_at(here.0, here.1)]), now);
+                tick += 1;
+                let (x, y) = next_order(&mut bot, &mut now);
+                // The other side, 6 to 12 m past the line, beside the shared edge and in
+                // the map (the edge runs the map's height, less 1 m at each end).
+                let depth = if here.0 < 50.0 { x - 50.0 } else { 50.0 - x };
+                assert!(
+                    (5.99..=12.01).contains(&depth),
+                    "bot {number} round {round}: {x}"
+                );
+                assert!((1.0..=99.0).contains(&y), "bot {number} round {round}: {y}");
+                assert!(
+                    (here.1 - y).abs() <= 3.01,
+                    "bot {number}: slid {here:?} → {y}"
+                );
+                // The character arrives: the next order comes at once, back across.
+                here = (x, y);
+                bot.on_datagram(&full(tick, bot.seq, vec![me_at(x, y)]), now);
+                tick += 1;
+                assert!(bot.next_wake().is_some_and(|wake| wake <= now));
+            }
+        }
+    }
+
+    #[test]
+    fn a_border_bot_reorders_every_three_to_six_seconds() {
+        let mut now = Instant::now();
+        let mut bot = Bot::with_borders(Behaviour::Border, 5, halves());
+        bot.on_welcome(welcome(), now);
+        bot.on_datagram(&full(1, 0, vec![me_at(45.0, 50.0)]), now);
+        next_order(&mut bot, &mut now);
+        let first = now;
+        // The server acknowledges the order but the character never gets there; the bot
+        // orders again on its clock.
+        bot.on_datagram(&full(2, bot.seq, vec![me_at(45.0, 50.0)]), now);
+        next_order(&mut bot, &mut now);
+        let waited = now.duration_since(first);
+        assert!(
+            (Duration::from_secs(3)..=Duration::from_millis(6_100)).contains(&waited),
+            "{waited:?}"
+        );
+    }
+
+    #[test]
+    fn crossings_are_counted_from_the_characters_positions() {
+        let t0 = Instant::now();
+        let path = [
+            (45.0, 50.0),
+            (55.0, 50.0),
+            (56.0, 50.0),
+            (49.0, 50.0),
+            (49.0, 60.0),
+        ];
+        let mut bot = Bot::with_borders(Behaviour::Idle, 1, halves());
+        let mut plain = Bot::new(Behaviour::Idle, 1);
+        for bot in [&mut bot, &mut plain] {
+            bot.on_welcome(welcome(), t0);
+            for (tick, (x, y)) in path.iter().enumerate() {
+                bot.on_datagram(&full(tick as u64 + 1, 0, vec![me_at(*x, *y)]), t0);
+            }
+            // Snapshots without the character do not count, nor reset the zone.
+            let mut other = me_at(70.0, 10.0);
+            other.id.index = 8;
+            bot.on_datagram(&full(10, 0, vec![other]), t0);
+            bot.on_datagram(&full(11, 0, vec![me_at(48.0, 10.0)]), t0);
+        }
+        assert_eq!(bot.crossings, 2);
+        assert_eq!(plain.crossings, 0);
+    }
+
+    #[test]
+    fn own_missing_runs_from_the_first_snapshot_without_the_character_to_the_next_with_it() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut other = me_at(70.0, 10.0);
+        other.id.index = 8;
+        let mut bot = Bot::new(Behaviour::Idle, 1);
+        bot.on_welcome(welcome(), t0);
+        assert_eq!(bot.own_missing_max(ms(1_000)), Duration::ZERO);
+        bot.on_datagram(&full(1, 0, vec![me_at(50.0, 50.0)]), ms(0));
+        bot.on_datagram(&full(2, 0, vec![other]), ms(50));
+        bot.on_datagram(&full(3, 0, vec![other]), ms(100));
+        // A snapshot that does not apply (stale) does not end the spell.
+        bot.on_datagram(&full(3, 0, vec![me_at(50.0, 50.0)]), ms(150));
+        bot.on_datagram(&full(4, 0, vec![me_at(50.0, 50.0)]), ms(250));
+        assert_eq!(bot.own_missing_episodes(), 1);
+        assert_eq!(bot.own_missing_max(ms(250)), Duration::from_millis(200));
+        // The existing violation is still counted, once per snapshot without the character.
+        let seen: Vec<Violation> = violations(&mut bot);
+        assert_eq!(
+            seen,
+            vec![
+                Violation::SelfNotInView,
+                Violation::SelfNotInView,
+                Violation::TickBackwards
+            ]
+        );
+        // A shorter spell leaves the longest; a spell not over yet counts up to now.
+        bot.on_datagram(&full(5, 0, vec![other]), ms(300));
+        bot.on_datagram(&full(6, 0, vec![me_at(50.0, 50.0)]), ms(350));
+        assert_eq!(bot.own_missing_max(ms(350)), Duration::from_millis(200));
+        bot.on_datagram(&full(7, 0, vec![other]), ms(400));
+        assert_eq!(bot.own_missing_episodes(), 3);
+        assert_eq!(bot.own_missing_max(ms(500)), Duration::from_millis(200));
+        assert_eq!(bot.own_missing_max(ms(1_000)), Duration::from_millis(600));
     }
 }

@@ -6,7 +6,9 @@
 //! drives N of them over one QUIC endpoint for a bounded time and gathers round trips,
 //! snapshot intervals (HdrHistogram), bandwidth, drops by reason and violations into a
 //! [`report::Report`]; [`slo::Slo`] turns thresholds into a pass or a list of misses;
-//! [`scrape`] reads the server's own tick figures from its `/metrics`.
+//! [`scrape`] reads the server's own tick figures from its `/metrics`. Given a cluster
+//! file, [`borders::Borders`] gives the bots the zones: they count the borders their
+//! characters cross, and the border behaviour walks across them.
 //!
 //! A run where nothing worked is a failure: unless an SLO file says otherwise, any bot
 //! that failed to log in, was dropped (a session the server falls silent on included) or
@@ -15,6 +17,7 @@
 //! The swarm connects through the `client` crate and knows the server only by its wire
 //! protocol: it does not link the server, the world or the map code.
 
+pub mod borders;
 pub mod bot;
 pub mod report;
 pub mod scrape;

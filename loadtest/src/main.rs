@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail, ensure};
 use clap::Parser;
 use client::{Fingerprint, Trust};
+use loadtest::borders::Borders;
 use loadtest::bot::Behaviour;
 use loadtest::slo::Slo;
 use loadtest::swarm::{Options, Progress, Tokens, run};
@@ -43,9 +44,13 @@ struct Cli {
     /// a shorter run's --duration].
     #[arg(long, value_name = "SECS")]
     warmup: Option<f64>,
-    /// How the bots play.
+    /// How the bots play (`border` needs --cluster).
     #[arg(long, value_enum, default_value_t = Behaviour::Wander)]
     behaviour: Behaviour,
+    /// The cluster file (TOML); only its [[zones]] are read. Every bot counts the zone
+    /// borders its character crosses, and `--behaviour border` walks across them.
+    #[arg(long, value_name = "FILE")]
+    cluster: Option<PathBuf>,
     /// Accept only the server certificate with this SHA-256 fingerprint (the server logs it).
     #[arg(long, value_name = "HEX", conflicts_with_all = ["insecure_local", "cert_fingerprint_file"])]
     cert_fingerprint: Option<String>,
@@ -191,6 +196,24 @@ fn start() -> Result<bool> {
             bail!("give --cert-fingerprint HEX (or --insecure-local for a server on this machine)")
         }
     };
+    let borders = cli
+        .cluster
+        .as_deref()
+        .map(Borders::from_file)
+        .transpose()?
+        .map(Arc::new);
+    if cli.behaviour == Behaviour::Border {
+        match (&borders, &cli.cluster) {
+            (Some(borders), Some(path)) if borders.borders().is_empty() => bail!(
+                "--behaviour border: the zones of cluster file {} share no border",
+                path.display()
+            ),
+            (Some(_), _) => {}
+            (None, _) => bail!(
+                "--behaviour border needs --cluster FILE (the zones whose borders the bots cross)"
+            ),
+        }
+    }
     let slo = match cli.slo.as_deref() {
         Some(path) => Slo::from_file(path)?,
         None => Slo::default(),
@@ -216,6 +239,7 @@ fn start() -> Result<bool> {
             }),
             None => None,
         },
+        borders,
     };
     // One thread by default: the whole swarm on one core.
     let runtime = match cli.threads {

@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::bot::Violation;
+use crate::bot::{Bot, Violation};
 use crate::scrape::ServerFigures;
 
 /// Percentiles of a latency distribution, milliseconds.
@@ -102,6 +102,23 @@ pub struct Report {
     pub server_figures: Option<ServerFigures>,
     /// One entry per second.
     pub series: Vec<Second>,
+    /// Zone borders crossed by the bots' characters, all bots, over the whole run (warm-up
+    /// included, like the two own-character figures below); 0 without the cluster's zones.
+    #[serde(default)]
+    pub crossings: u64,
+    /// Fewest crossings one bot that logged in saw.
+    #[serde(default)]
+    pub crossings_per_bot_min: u64,
+    /// Most crossings one bot saw.
+    #[serde(default)]
+    pub crossings_per_bot_max: u64,
+    /// The longest time any bot went without its own character in its snapshots, from the
+    /// first applied snapshot without it to the next with it (or the bot's end), ms.
+    #[serde(default)]
+    pub own_missing_max_ms: f64,
+    /// Spells of snapshots without the bot's own character, all bots.
+    #[serde(default)]
+    pub own_missing_episodes: u64,
 }
 
 impl Report {
@@ -173,6 +190,16 @@ impl Report {
             self.violation_count(),
             reasons(&self.violations)
         );
+        let _ = writeln!(
+            out,
+            "  border crossings    {} (per bot {} to {})",
+            self.crossings, self.crossings_per_bot_min, self.crossings_per_bot_max
+        );
+        let _ = writeln!(
+            out,
+            "  own character gone  {} times, longest {:.0} ms",
+            self.own_missing_episodes, self.own_missing_max_ms
+        );
         if let Some(server) = &self.server_figures {
             let _ = writeln!(
                 out,
@@ -230,6 +257,16 @@ pub struct Aggregate {
     pub bot_seconds: u64,
     /// Whether the warm-up is over.
     pub measuring: bool,
+    /// Crossings of every bot that has ended.
+    pub crossings: u64,
+    /// Fewest crossings of one ended bot; `None` before any ended.
+    pub crossings_per_bot_min: Option<u64>,
+    /// Most crossings of one ended bot.
+    pub crossings_per_bot_max: u64,
+    /// Longest spell of one ended bot without its own character.
+    pub own_missing_max: Duration,
+    /// Spells without their own character of every ended bot.
+    pub own_missing_episodes: u64,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -255,16 +292,62 @@ impl Default for Aggregate {
             snapshots: 0,
             bot_seconds: 0,
             measuring: false,
+            crossings: 0,
+            crossings_per_bot_min: None,
+            crossings_per_bot_max: 0,
+            own_missing_max: Duration::ZERO,
+            own_missing_episodes: 0,
         }
     }
 }
 
 impl Aggregate {
+    /// Adds the totals of a bot whose session has ended (`now`: its end).
+    pub fn add_bot_totals(&mut self, bot: &Bot, now: Instant) {
+        self.crossings += bot.crossings;
+        self.crossings_per_bot_min = Some(
+            self.crossings_per_bot_min
+                .map_or(bot.crossings, |min| min.min(bot.crossings)),
+        );
+        self.crossings_per_bot_max = self.crossings_per_bot_max.max(bot.crossings);
+        self.own_missing_max = self.own_missing_max.max(bot.own_missing_max(now));
+        self.own_missing_episodes += bot.own_missing_episodes();
+    }
+
     /// Records a duration in a histogram (saturating at its bounds).
     pub fn record(hist: &mut Histogram<u64>, duration: Duration) {
         let us = u64::try_from(duration.as_micros())
             .unwrap_or(u64::MAX)
             .clamp(1, 60_000_000);
         hist.saturating_record(us);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bot::Behaviour;
+
+    #[test]
+    fn bot_totals_give_the_crossing_range_and_the_longest_spell() {
+        let now = Instant::now();
+        let mut agg = Aggregate::default();
+        let mut busy = Bot::new(Behaviour::Idle, 1);
+        busy.crossings = 7;
+        let mut still = Bot::new(Behaviour::Idle, 2);
+        still.crossings = 2;
+        agg.add_bot_totals(&busy, now);
+        agg.add_bot_totals(&still, now);
+        assert_eq!(agg.crossings, 9);
+        assert_eq!(agg.crossings_per_bot_min, Some(2));
+        assert_eq!(agg.crossings_per_bot_max, 7);
+        assert_eq!(agg.own_missing_max, Duration::ZERO);
+        // Reports written before these fields existed still read.
+        let old = serde_json::to_value(Report::default()).unwrap();
+        let mut old = old.as_object().unwrap().clone();
+        old.remove("crossings");
+        old.remove("own_missing_max_ms");
+        let report: Report = serde_json::from_value(old.into()).unwrap();
+        assert_eq!(report, Report::default());
     }
 }

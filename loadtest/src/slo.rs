@@ -32,6 +32,11 @@ pub struct Slo {
     pub max_bytes_in_per_bot_per_sec: Option<f64>,
     /// Largest server tick p99 (from its metrics), ms.
     pub server_tick_p99_ms: Option<f64>,
+    /// Longest time any bot may go without its own character in its snapshots, ms.
+    pub own_missing_max_ms: Option<f64>,
+    /// Fewest zone-border crossings every bot that logged in must see (runs with
+    /// `--cluster`).
+    pub min_crossings_per_bot: Option<u64>,
 }
 
 impl Slo {
@@ -87,12 +92,25 @@ impl Slo {
             self.max_bytes_in_per_bot_per_sec,
             report.bytes_in_per_bot_per_sec,
         );
+        at_most(
+            "own character missing, longest (ms)",
+            self.own_missing_max_ms,
+            report.own_missing_max_ms,
+        );
         if let Some(limit) = self.server_tick_p99_ms {
             match &report.server_figures {
                 Some(server) => at_most("server tick p99 (ms)", Some(limit), server.tick_p99_ms),
                 None => misses
                     .push("server tick p99: no server metrics (give --metrics URL)".to_owned()),
             }
+        }
+        if let Some(least) = self.min_crossings_per_bot
+            && report.crossings_per_bot_min < least
+        {
+            misses.push(format!(
+                "crossings per bot: the fewest, {}, is below the minimum of {least}",
+                report.crossings_per_bot_min
+            ));
         }
         if report.snapshot_interval.count == 0 && self.snapshot_interval_p99_ms.is_some() {
             misses.push("snapshot interval: no snapshots were measured".to_owned());
@@ -139,6 +157,23 @@ mod tests {
         // A file may tolerate some.
         let lenient = Slo::from_toml("max_failed_connections = 3\nmax_dropped = 1\n").unwrap();
         assert_eq!(lenient.misses(&report).len(), 1);
+    }
+
+    #[test]
+    fn border_runs_gate_on_the_missing_character_and_the_crossings() {
+        let slo = Slo::from_toml("own_missing_max_ms = 150\nmin_crossings_per_bot = 2\n").unwrap();
+        let mut report = Report {
+            own_missing_max_ms: 150.0,
+            crossings_per_bot_min: 2,
+            ..Report::default()
+        };
+        assert_eq!(slo.misses(&report), Vec::<String>::new());
+        report.own_missing_max_ms = 151.0;
+        report.crossings_per_bot_min = 1;
+        let misses = slo.misses(&report);
+        assert_eq!(misses.len(), 2, "{misses:?}");
+        assert!(misses[0].starts_with("own character missing"), "{misses:?}");
+        assert!(misses[1].starts_with("crossings per bot"), "{misses:?}");
     }
 
     #[test]

@@ -11,6 +11,9 @@
 //!
 //! Against a server that authenticates logins, each bot mints its own token for its own
 //! name ([`Tokens`]) just before it logs in.
+//!
+//! Given the cluster's zones ([`Options::borders`]), every bot counts the zone borders its
+//! character crosses; the border behaviour needs them.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
@@ -18,12 +21,13 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use client::{ClientError, Trust, close_reason};
 use protocol::codec::{FrameReader, encode_datagram, encode_frame};
 use protocol::{ClientDatagram, ClientMessage, PROTOCOL_VERSION, ServerMessage, Welcome};
 use quinn::{Connection, ConnectionError, RecvStream, SendStream};
 
+use crate::borders::Borders;
 use crate::bot::{Behaviour, Bot, Sample, Violation};
 use crate::report::{Aggregate, Percentiles, Report, Second};
 use crate::scrape::{between, scrape};
@@ -61,6 +65,10 @@ pub struct Options {
     /// The key bots sign their login tokens with; `None`: logins carry no token (a
     /// server in development mode).
     pub tokens: Option<Tokens>,
+    /// The cluster's zones: every bot counts the borders its character crosses, and
+    /// [`Behaviour::Border`] bots walk across them. `None`: no zones, no crossings (and
+    /// the border behaviour is refused).
+    pub borders: Option<Arc<Borders>>,
 }
 
 /// What bots mint their login tokens with.
@@ -102,6 +110,15 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Aggregate> {
 
 /// Runs the swarm to its end and reports.
 pub async fn run(options: Options) -> Result<Report> {
+    if options.behaviour == Behaviour::Border {
+        match &options.borders {
+            None => bail!("the border behaviour needs the cluster's zones (Options::borders)"),
+            Some(borders) if borders.borders().is_empty() => {
+                bail!("the border behaviour needs zones that share a border; these share none")
+            }
+            Some(_) => {}
+        }
+    }
     let endpoint = client::endpoint(options.server, options.trust)
         .map_err(|err| anyhow::anyhow!("{err}"))
         .context("cannot open the client endpoint")?;
@@ -124,10 +141,15 @@ pub async fn run(options: Options) -> Result<Report> {
             .mul_f64(number as f64 / options.bots.max(1) as f64);
         let (endpoint, shared) = (endpoint.clone(), Arc::clone(&shared));
         let (server, behaviour) = (options.server, options.behaviour);
-        let tokens = options.tokens.clone();
+        let (tokens, borders) = (options.tokens.clone(), options.borders.clone());
         tasks.spawn(async move {
             tokio::time::sleep_until((start + offset).into()).await;
-            let bot = (number, behaviour, tokens.as_ref());
+            let bot = BotSpec {
+                number,
+                behaviour,
+                tokens: tokens.as_ref(),
+                borders,
+            };
             drive(bot, &endpoint, server, &shared, end).await;
         });
     }
@@ -201,6 +223,11 @@ pub async fn run(options: Options) -> Result<Report> {
             .collect::<BTreeMap<_, _>>(),
         server_figures,
         series,
+        crossings: agg.crossings,
+        crossings_per_bot_min: agg.crossings_per_bot_min.unwrap_or(0),
+        crossings_per_bot_max: agg.crossings_per_bot_max,
+        own_missing_max_ms: agg.own_missing_max.as_secs_f64() * 1_000.0,
+        own_missing_episodes: agg.own_missing_episodes,
     })
 }
 
@@ -218,9 +245,22 @@ struct Tally {
     bytes_out: u64,
 }
 
+/// Who one bot is.
+struct BotSpec<'a> {
+    number: u64,
+    behaviour: Behaviour,
+    tokens: Option<&'a Tokens>,
+    borders: Option<Arc<Borders>>,
+}
+
 /// One bot's session: connect, log in, play until `end`, leave.
 async fn drive(
-    (number, behaviour, tokens): (u64, Behaviour, Option<&Tokens>),
+    BotSpec {
+        number,
+        behaviour,
+        tokens,
+        borders,
+    }: BotSpec<'_>,
     endpoint: &quinn::Endpoint,
     server: SocketAddr,
     shared: &Shared,
@@ -260,7 +300,10 @@ async fn drive(
         agg.connected_ever += 1;
         agg.peak_connected = agg.peak_connected.max(agg.connected_now);
     }
-    let mut bot = Bot::new(behaviour, number);
+    let mut bot = match borders {
+        Some(borders) => Bot::with_borders(behaviour, number, borders),
+        None => Bot::new(behaviour, number),
+    };
     bot.on_welcome(welcome, Instant::now());
     let mut last_heard = Instant::now();
     let mut buf = vec![0u8; 4096];
@@ -317,6 +360,7 @@ async fn drive(
     flush(&mut bot, &mut tally, shared);
     {
         let mut agg = lock(shared);
+        agg.add_bot_totals(&bot, Instant::now());
         agg.connected_now = agg.connected_now.saturating_sub(1);
         if let Some(reason) = dropped {
             *agg.dropped.entry(reason).or_default() += 1;

@@ -158,6 +158,46 @@ pub fn decode_datagram<M: DatagramMessage>(bytes: &[u8]) -> Result<M, DecodeErro
     decode_exact(body, DATAGRAM_CONFIG)
 }
 
+/// The largest bus payload ([`crate::bus`]): NATS's default limit, 1 MiB.
+pub const MAX_BUS_BYTES: usize = 1024 * 1024;
+/// Memory a decoder may claim for one bus payload.
+const BUS_DECODE_LIMIT: usize = 8 * MAX_BUS_BYTES;
+const BUS_CONFIG: Configuration<LittleEndian, Varint, Limit<BUS_DECODE_LIMIT>> =
+    bincode::config::standard().with_limit::<BUS_DECODE_LIMIT>();
+
+/// Encodes a bus payload: the version byte [`crate::bus::BUS_VERSION`] and the message, at
+/// most [`MAX_BUS_BYTES`].
+pub fn encode_bus(message: &crate::bus::BusMessage) -> Result<Vec<u8>, EncodeError> {
+    let mut out = vec![crate::bus::BUS_VERSION];
+    bincode::serde::encode_into_std_write(message, &mut out, ENCODE_CONFIG)
+        .map_err(|err| EncodeError::Bincode(err.to_string()))?;
+    if out.len() > MAX_BUS_BYTES {
+        return Err(EncodeError::TooLarge {
+            size: out.len(),
+            limit: MAX_BUS_BYTES,
+        });
+    }
+    Ok(out)
+}
+
+/// Decodes a bus payload written by [`encode_bus`].
+pub fn decode_bus(bytes: &[u8]) -> Result<crate::bus::BusMessage, DecodeError> {
+    let (&version, body) = bytes.split_first().ok_or(DecodeError::Empty)?;
+    if bytes.len() > MAX_BUS_BYTES {
+        return Err(DecodeError::TooLarge {
+            size: bytes.len(),
+            limit: MAX_BUS_BYTES,
+        });
+    }
+    if version != crate::bus::BUS_VERSION {
+        return Err(DecodeError::Version {
+            got: version,
+            expected: crate::bus::BUS_VERSION,
+        });
+    }
+    decode_exact(body, BUS_CONFIG)
+}
+
 /// Encodes a control-stream frame: the 4-byte big-endian length, then the message.
 pub fn encode_frame<M: FrameMessage>(message: &M) -> Result<Vec<u8>, EncodeError> {
     let mut out = vec![0u8; FRAME_HEADER_BYTES];
@@ -490,5 +530,39 @@ mod tests {
         });
         let bytes = encode_datagram(&input).expect("encodes");
         assert_eq!(encoded_len(&input) + DATAGRAM_HEADER_BYTES, bytes.len());
+    }
+
+    #[test]
+    fn bus_round_trip_and_refusals() {
+        use crate::bus::{BUS_VERSION, BusMessage, PlayerInput};
+        use crate::messages::NetId;
+        let message = BusMessage::Input(PlayerInput {
+            id: NetId {
+                index: 7,
+                generation: 3,
+            },
+            seq: 9,
+            command: Command::MoveTo { x: 1.5, y: -2.0 },
+        });
+        let bytes = encode_bus(&message).unwrap();
+        assert_eq!(bytes[0], BUS_VERSION);
+        assert_eq!(decode_bus(&bytes).unwrap(), message);
+        let mut other = bytes.clone();
+        other[0] = BUS_VERSION + 1;
+        assert!(matches!(
+            decode_bus(&other),
+            Err(DecodeError::Version { .. })
+        ));
+        assert_eq!(decode_bus(&[]), Err(DecodeError::Empty));
+        assert!(matches!(
+            decode_bus(&[BUS_VERSION, 200, 1, 2]),
+            Err(DecodeError::Malformed(_))
+        ));
+        let mut long = bytes;
+        long.push(0);
+        assert!(matches!(
+            decode_bus(&long),
+            Err(DecodeError::TrailingBytes { extra: 1 })
+        ));
     }
 }

@@ -313,6 +313,7 @@
 //! commands only acknowledge. A spectator sees one region of the view radius at a time,
 //! whatever the size of the world. It counts against `max_clients` like a player.
 
+pub mod bus;
 pub mod codec;
 pub mod messages;
 pub mod view;

@@ -610,6 +610,35 @@ fn take_input(
     true
 }
 
+/// Keeps a loop on deadlines [`TICK`] apart: a late tick is counted as an overrun and the
+/// schedule restarts from now rather than running missed ticks in a burst.
+pub(crate) struct Pacer {
+    deadline: Instant,
+}
+
+impl Pacer {
+    /// A schedule starting now.
+    pub(crate) fn new() -> Pacer {
+        Pacer {
+            deadline: Instant::now(),
+        }
+    }
+
+    /// Sleeps until the next deadline; `true` (counted in `metrics`) when it had passed.
+    pub(crate) fn wait(&mut self, metrics: &Metrics) -> bool {
+        self.deadline += TICK;
+        let now = Instant::now();
+        if now > self.deadline {
+            metrics.tick_overruns.inc();
+            self.deadline = now;
+            true
+        } else {
+            std::thread::sleep(self.deadline - now);
+            false
+        }
+    }
+}
+
 /// Runs the world loop on the current thread until `stop` is set or every session sender
 /// is gone. `ready` is set after the first tick.
 pub fn run_loop(
@@ -644,7 +673,7 @@ fn world_loop(
     ready: &AtomicBool,
 ) {
     let origin = Instant::now();
-    let mut deadline = Instant::now();
+    let mut pacer = Pacer::new();
     // Bounded work per tick: at most this many session messages are drained.
     const MAX_MESSAGES_PER_TICK: usize = 65_536;
     while !stop.load(Ordering::Relaxed) {
@@ -685,18 +714,12 @@ fn world_loop(
         }
         metrics.observe_phase(Phase::NetworkInputs, drained_at - start);
 
-        deadline += TICK;
-        let now = Instant::now();
-        if now > deadline {
-            metrics.tick_overruns.inc();
+        if pacer.wait(metrics) {
             warn!(
                 tick = game.world().tick().0,
                 took_ms = (end - start).as_secs_f64() * 1e3,
                 "tick overran its 50 ms slot"
             );
-            deadline = now;
-        } else {
-            std::thread::sleep(deadline - now);
         }
     }
 }

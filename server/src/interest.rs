@@ -49,7 +49,8 @@ pub fn capture(world: &World, range: ViewRange) -> Frame {
     )
 }
 
-fn wire_motion(motion: sim::Motion) -> Motion {
+/// The wire form of a body's motion.
+pub(crate) fn wire_motion(motion: sim::Motion) -> Motion {
     match motion {
         sim::Motion::Idle => Motion::Idle,
         sim::Motion::Moving => Motion::Moving,

@@ -121,6 +121,32 @@ enum Command {
     /// 127.0.0.1:4433, metrics on 127.0.0.1:9100, a fresh self-signed certificate whose
     /// SHA-256 fingerprint is logged at start. Log level from RUST_LOG (default info).
     Run(Box<RunArgs>),
+    /// Run one zone of a cluster: its region of the map on a 20 Hz world, its neighbours'
+    /// bodies near the border as ghosts, bodies handed over on NATS (docs/zones.md).
+    Zone {
+        /// The cluster file (TOML; see docs/cluster.example.toml).
+        #[arg(long, value_name = "FILE", env = "MMO_CLUSTER")]
+        cluster: PathBuf,
+        /// Which zone of the file to run.
+        #[arg(long, value_name = "NAME", env = "MMO_ZONE")]
+        zone: String,
+        /// Log lines as `human` text or `json` [default: human].
+        #[arg(long, value_name = "FORMAT", env = "MMO_LOG_FORMAT")]
+        log_format: Option<LogFormat>,
+    },
+    /// Run a gateway of a cluster: today's client protocol on QUIC, each client's inputs
+    /// routed to the zone that owns its character, snapshots from every zone's frames. Its
+    /// addresses, map and store come from the cluster file; the other flags are `run`'s.
+    Gateway {
+        /// The cluster file (TOML; see docs/cluster.example.toml).
+        #[arg(long, value_name = "FILE", env = "MMO_CLUSTER")]
+        cluster: PathBuf,
+        /// Which gateway of the file to run [default: the only one].
+        #[arg(long, value_name = "NAME", env = "MMO_GATEWAY")]
+        gateway: Option<String>,
+        #[command(flatten)]
+        run: Box<RunArgs>,
+    },
     /// Write a new Ed25519 key pair for login tokens: DIR/signing.key (the private key,
     /// PKCS#8 PEM, readable by its owner only) and DIR/public.key (PEM, for
     /// `--auth-public-key`). Existing files are never overwritten.
@@ -218,6 +244,16 @@ fn main() -> ExitCode {
 fn run() -> Result<()> {
     match Cli::parse().command {
         Command::Run(args) => serve(*args),
+        Command::Zone {
+            cluster,
+            zone,
+            log_format,
+        } => run_zone(&cluster, &zone, log_format.unwrap_or_default()),
+        Command::Gateway {
+            cluster,
+            gateway,
+            run,
+        } => serve_gateway(&cluster, gateway.as_deref(), *run),
         Command::Keygen { out } => keygen(&out),
         Command::Token {
             signing_key,
@@ -406,15 +442,34 @@ fn init_logging(format: LogFormat) {
 fn serve(args: RunArgs) -> Result<()> {
     let config = config_of(args)?;
     init_logging(config.log_format);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    serve_until_signal(|| server::run::start(config))
+}
+
+fn serve_gateway(cluster: &Path, gateway: Option<&str>, args: RunArgs) -> Result<()> {
+    let config = config_of(args)?;
+    init_logging(config.log_format);
+    serve_until_signal(|| server::run::start_gateway(config, cluster, gateway))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async {
+        .context("cannot start the async runtime")
+}
+
+/// Starts a server with `start` and runs it until a signal (then shuts it down
+/// gracefully) or until it stops by itself.
+fn serve_until_signal<F, Fut>(start: F) -> Result<()>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<server::run::Running>>,
+{
+    runtime()?.block_on(async {
         // Signals are watched before the server starts, so a SIGTERM that arrives right
         // after the start line still shuts it down gracefully instead of killing it.
         let signal = shutdown_signal()?;
-        let running = server::run::start(config).await?;
+        let running = start().await?;
         let trigger = running.shutdown_trigger();
         // The server ends on a signal, or by itself when its world fails.
         let stopped = running.wait();
@@ -426,6 +481,20 @@ fn serve(args: RunArgs) -> Result<()> {
         tracing::info!("signal received");
         trigger.trigger();
         stopped.await
+    })
+}
+
+fn run_zone(cluster: &Path, zone: &str, log_format: LogFormat) -> Result<()> {
+    init_logging(log_format);
+    runtime()?.block_on(async {
+        let signal = shutdown_signal()?;
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            signal.await;
+            tracing::info!("signal received");
+            stop.send_replace(true);
+        });
+        server::cluster::zone::run(cluster, zone, stopped).await
     })
 }
 

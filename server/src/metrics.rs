@@ -423,6 +423,16 @@ impl Metrics {
         metrics
     }
 
+    /// Registers one more metric, rendered with the rest: a zone's or a gateway's own.
+    pub fn register_extra(
+        &mut self,
+        name: &str,
+        help: &str,
+        metric: impl prometheus_client::registry::Metric,
+    ) {
+        self.registry.register(name, help, metric);
+    }
+
     /// The registry of every metric: names and help texts (the registry appends the
     /// full stop to each help text, and `_total` to each counter's samples).
     fn registry(&self, entities: Family<By<BodyKind>, Gauge>) -> Registry {

@@ -22,8 +22,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 use tracing::{error, info, warn};
 
+use crate::cluster::ClusterFile;
 use crate::config::Config;
-use crate::game::{Game, GameConfig, run_loop};
+use crate::game::{Game, GameConfig, ToWorld, run_loop};
 use crate::http::{Health, HttpLimits, MapFile, serve as serve_http};
 use crate::interest::ViewRange;
 use crate::metrics::{HandshakeFailure, Metrics, Refusal};
@@ -120,8 +121,39 @@ pub fn load_map(config: &Config) -> Result<(NavMesh, String)> {
 
 /// Starts the server: binds both endpoints, starts the world thread and the accept loop.
 pub async fn start(config: Config) -> Result<Running> {
+    start_with(config, None).await
+}
+
+/// Starts gateway `gateway` (the only one when `None`) of the cluster file at `cluster`:
+/// the sessions of `server run`, with the cluster's router where the world thread would
+/// be (see [`crate::cluster::gateway`]). The gateway's addresses, map and store come from
+/// the cluster file; the rest of `config` applies as to `server run`.
+pub async fn start_gateway(
+    mut config: Config,
+    cluster: &std::path::Path,
+    gateway: Option<&str>,
+) -> Result<Running> {
+    let file = Arc::new(ClusterFile::load(cluster)?);
+    let (index, spec) = file.gateway(gateway)?;
+    config.listen = spec.listen;
+    config.metrics_listen = spec.metrics_listen;
+    config.map.clone_from(&file.map);
+    config.store.clone_from(&file.store);
+    config.data_dir = None;
+    let name = spec.name.clone();
+    let client = crate::cluster::bus::connect(&file.nats, &format!("gateway {name}")).await?;
+    start_with(config, Some((file, index, client))).await
+}
+
+/// The cluster behind a gateway: its file, the gateway's index, the NATS connection.
+type Cluster = (Arc<ClusterFile>, usize, async_nats::Client);
+
+async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running> {
     config.validate()?;
-    let (mesh, map_id) = load_map(&config)?;
+    let (mesh, map_id) = match &cluster {
+        Some((file, _, _)) => crate::cluster::zone::load_cluster_map(file)?,
+        None => load_map(&config)?,
+    };
     let auth_key = config.load_auth_key()?;
     let admin_token = config.load_admin_token()?;
     let mesh = Arc::new(mesh);
@@ -218,29 +250,57 @@ pub async fn start(config: Config) -> Result<Running> {
         radius_m: config.view_radius_m,
         hysteresis_m: config.view_hysteresis_m,
     };
-    let mut game = Game::new(
-        Arc::clone(&mesh),
-        GameConfig {
-            npcs: config.npcs,
-            seed: config.seed,
-            path_budget: config.path_budget,
-            path_budget_per_body: config.path_budget_per_body,
-            path_corner_graph: config.path_corner_graph,
-            spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
-            max_clients: config.max_clients,
-            view,
-            doors: config.doors.clone(),
-        },
-        Arc::clone(&metrics),
-    );
-    if let Some(persist) = &persist {
-        game.keep_characters(Saver::new(persist.clone(), map_id.clone()));
-    }
     let snapshots = SnapshotConfig {
         bandwidth_cap_bytes_per_sec: config.bandwidth_cap_bytes_per_sec,
         snapshot_max_bytes: config.snapshot_max_bytes,
         slow_client_ticks: config.slow_client_ticks,
         workers: config.snapshot_workers as usize,
+    };
+    type WorldBody = Box<dyn FnOnce(mpsc::Receiver<ToWorld>, Arc<AtomicBool>) + Send>;
+    let world_body: WorldBody = match cluster {
+        Some((file, index, client)) => {
+            use crate::cluster::gateway;
+            let (bus_tx, bus_rx) = mpsc::channel(INBOX);
+            let (out_tx, out_rx) = mpsc::channel(INBOX);
+            gateway::listen_frames(client.clone(), bus_tx.clone()).await?;
+            tokio::spawn(gateway::publish(
+                client,
+                Arc::clone(&file),
+                persist.clone(),
+                out_rx,
+                bus_tx,
+            ));
+            let spawn_point = config.spawn_point.map(|[x, y]| (x, y));
+            let router = gateway::Router::new(file, index, &mesh, view, spawn_point, out_tx);
+            let (metrics, ready) = (Arc::clone(&metrics), Arc::clone(&ready));
+            Box::new(move |inbox, stop| {
+                gateway::run_loop(router, inbox, bus_rx, snapshots, metrics, stop, ready);
+            })
+        }
+        None => {
+            let mut game = Game::new(
+                Arc::clone(&mesh),
+                GameConfig {
+                    npcs: config.npcs,
+                    seed: config.seed,
+                    path_budget: config.path_budget,
+                    path_budget_per_body: config.path_budget_per_body,
+                    path_corner_graph: config.path_corner_graph,
+                    spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
+                    max_clients: config.max_clients,
+                    view,
+                    doors: config.doors.clone(),
+                },
+                Arc::clone(&metrics),
+            );
+            if let Some(persist) = &persist {
+                game.keep_characters(Saver::new(persist.clone(), map_id.clone()));
+            }
+            let (metrics, ready) = (Arc::clone(&metrics), Arc::clone(&ready));
+            Box::new(move |inbox, stop| {
+                run_loop(game, inbox, snapshots, metrics, stop, ready);
+            })
+        }
     };
     let admin_addr = crate::admin::start(
         config.admin_listen,
@@ -260,12 +320,12 @@ pub async fn start(config: Config) -> Result<Running> {
     // the accept loop learns at once if the world stops before a shutdown.
     let (ended_tx, ended_rx) = oneshot::channel::<()>();
     let world_thread = {
-        let (metrics, stop, ready) = (Arc::clone(&metrics), Arc::clone(&stop), Arc::clone(&ready));
+        let stop = Arc::clone(&stop);
         std::thread::Builder::new()
             .name("world".to_owned())
             .spawn(move || {
                 let _ended = ended_tx;
-                run_loop(game, world_rx, snapshots, metrics, stop, ready);
+                world_body(world_rx, stop);
                 // The world saved everyone as it stopped; the writer takes that to the
                 // store before the thread ends.
                 if let Some(writer) = writer {

@@ -109,6 +109,10 @@ pub enum Input {
     /// its move since it was last placed, over one tick. Invalid for a body that is not a
     /// ghost.
     PlaceGhost(EntityId, Vec2),
+    /// Adds a body taken from another world ([`crate::World::carry`]) as it was there: its
+    /// path, goal, velocity and give-up count go on here (a zone taking over a body from
+    /// its neighbour). Invalid when a number in it is not usable.
+    Adopt(Box<crate::world::Carried>),
     /// Opens (`closed: false`) or closes a door from [`WorldConfig::doors`].
     SetDoor {
         /// Index into [`WorldConfig::doors`].

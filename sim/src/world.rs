@@ -38,6 +38,7 @@ use crate::types::{
 mod anticipation;
 mod bodies;
 mod brains;
+mod carry;
 mod circling;
 mod congestion;
 mod contacts;
@@ -52,6 +53,7 @@ mod steering;
 use anticipation::AnticipationScratch;
 use bodies::BodySet;
 pub use bodies::BodyView;
+pub use carry::Carried;
 use circling::CirclingScratch;
 use congestion::Congestion;
 use contacts::Contacts;

@@ -15,8 +15,11 @@ use std::process::Output;
 use std::sync::Arc;
 use std::time::Duration;
 
-use protocol::codec::{FrameReader, encode_frame};
-use protocol::{Bounds, ClientMessage, NetId, PROTOCOL_VERSION, ServerMessage, Welcome};
+use protocol::codec::{FrameReader, decode_datagram, encode_datagram, encode_frame};
+use protocol::{
+    Bounds, ClientDatagram, ClientMessage, Command, EntityKind, EntityState, Motion, NetId,
+    PROTOCOL_VERSION, QPos, ServerDatagram, ServerMessage, Snapshot, Welcome,
+};
 use quinn::crypto::rustls::QuicServerConfig;
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
@@ -36,10 +39,21 @@ async fn loadtest(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// What a fake server does with a session once it has logged it in.
+#[derive(Clone, Copy)]
+enum Play {
+    /// Hears nothing more, though QUIC keeps the connection open: what a bot sees of a
+    /// server that died.
+    Silent,
+    /// Walks the character at 5 m/s towards each point it is ordered to, from (45, 50),
+    /// with a full snapshot every 50 ms; the snapshots of ticks 40 to 45 (2 to 2.3 s) leave
+    /// the character out, as a handoff gone wrong would.
+    Walker,
+}
+
 /// A QUIC endpoint on 127.0.0.1 speaking the protocol's ALPN with a fresh self-signed
-/// certificate. Each connection is logged in (hello, login, welcome) and then hears
-/// nothing more, though QUIC keeps it open: what a bot sees of a server that died.
-fn silent_server() -> SocketAddr {
+/// certificate. Each connection is logged in (hello, login, welcome) and then played with.
+fn fake_server(play: Play) -> SocketAddr {
     let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
         certified.signing_key.serialize_der(),
@@ -78,12 +92,9 @@ fn silent_server() -> SocketAddr {
                 }
                 let welcome = ServerMessage::Welcome(Welcome {
                     version: PROTOCOL_VERSION,
-                    entity: NetId {
-                        index: 1,
-                        generation: 0,
-                    },
+                    entity: ME,
                     tick_rate_hz: 20,
-                    map_id: "silent".to_owned(),
+                    map_id: "fake".to_owned(),
                     bounds: Bounds {
                         min_x: 0.0,
                         min_y: 0.0,
@@ -95,14 +106,82 @@ fn silent_server() -> SocketAddr {
                 if send
                     .write_all(&encode_frame(&welcome).unwrap())
                     .await
-                    .is_ok()
+                    .is_err()
                 {
-                    conn.closed().await;
+                    return;
+                }
+                match play {
+                    Play::Silent => {
+                        conn.closed().await;
+                    }
+                    Play::Walker => walk(&conn).await,
                 }
             });
         }
     });
     addr
+}
+
+/// The character of every fake session.
+const ME: NetId = NetId {
+    index: 1,
+    generation: 0,
+};
+
+/// [`Play::Walker`]'s session, until the client goes.
+async fn walk(conn: &quinn::Connection) {
+    let (mut pos, mut target, mut seq) = ((45.0f32, 50.0f32), (45.0f32, 50.0f32), 0u32);
+    let mut ticks = tokio::time::interval(Duration::from_millis(50));
+    for tick in 1u64.. {
+        loop {
+            tokio::select! {
+                biased;
+                datagram = conn.read_datagram() => {
+                    let Ok(bytes) = datagram else { return };
+                    if let Ok(ClientDatagram::Input(input)) = decode_datagram(&bytes) {
+                        seq = seq.max(input.seq);
+                        if let Command::MoveTo { x, y } = input.command {
+                            target = (x, y);
+                        }
+                    }
+                }
+                _ = ticks.tick() => break,
+            }
+        }
+        let (dx, dy) = (target.0 - pos.0, target.1 - pos.1);
+        let step = (5.0 * 0.05f32).min(dx.hypot(dy));
+        if step > 0.0 {
+            let length = dx.hypot(dy);
+            pos = (pos.0 + dx / length * step, pos.1 + dy / length * step);
+        }
+        let me = EntityState {
+            id: ME,
+            kind: EntityKind::Player,
+            radius_cm: 40,
+            pos: QPos::from_metres(pos.0, pos.1),
+            motion: Motion::Moving,
+        };
+        let snapshot = Snapshot {
+            tick,
+            baseline_tick: None,
+            last_input_seq: seq,
+            entered: if (40..46).contains(&tick) {
+                Vec::new()
+            } else {
+                vec![me]
+            },
+            changed: Vec::new(),
+            left: Vec::new(),
+        };
+        let bytes = encode_datagram(&ServerDatagram::Snapshot(snapshot)).unwrap();
+        if conn.send_datagram(bytes.into()).is_err() {
+            return;
+        }
+    }
+}
+
+fn silent_server() -> SocketAddr {
+    fake_server(Play::Silent)
 }
 
 #[tokio::test]
@@ -182,4 +261,166 @@ async fn a_server_that_falls_silent_fails_the_run() {
         stdout.contains("SLO missed: dropped sessions: 2"),
         "{stdout}"
     );
+}
+
+/// A file in the system's temporary directory, unique to this test process.
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("loadtest-it-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const TWO_ZONES: &str = "nats = \"nats://127.0.0.1:4222\"\n\
+    [[zones]]\nname = \"west\"\nregion = [0, 0, 50, 100]\n\
+    [[zones]]\nname = \"east\"\nregion = [50, 0, 100, 100]\n";
+
+#[tokio::test]
+async fn a_bad_cluster_or_a_border_run_without_one_is_a_setup_error() {
+    let overlapping = temp_file(
+        "overlap.toml",
+        &TWO_ZONES.replace("[50, 0, 100, 100]", "[40, 0, 100, 100]"),
+    );
+    let unparsable = temp_file("parse.toml", "[[zones]]\nname = 3\n");
+    let lone = temp_file(
+        "lone.toml",
+        "[[zones]]\nname = \"all\"\nregion = [0, 0, 9, 9]\n",
+    );
+    let missing = std::env::temp_dir().join("loadtest-it-no-such-cluster.toml");
+    let path = |p: &std::path::Path| p.display().to_string();
+    let cases = [
+        (None, "--behaviour border needs --cluster FILE"),
+        (
+            Some(path(&overlapping)),
+            "zones \"west\" and \"east\" overlap",
+        ),
+        (
+            Some(path(&unparsable)),
+            "does not parse at line 2, column 8",
+        ),
+        (Some(path(&lone)), "share no border"),
+        (Some(path(&missing)), "cannot read cluster file"),
+    ];
+    for (cluster, expected) in cases {
+        let mut args = vec![
+            "--server",
+            "127.0.0.1:1",
+            "--bots",
+            "1",
+            "--insecure-local",
+            "--behaviour",
+            "border",
+        ];
+        if let Some(cluster) = &cluster {
+            args.extend(["--cluster", cluster]);
+        }
+        let out = loadtest(&args).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert!(stderr.contains(expected), "{expected:?} in {stderr}");
+        if let Some(cluster) = &cluster {
+            assert!(
+                stderr.contains(cluster.as_str()),
+                "names the file: {stderr}"
+            );
+        }
+    }
+    for file in [overlapping, unparsable, lone] {
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+#[tokio::test]
+async fn a_border_run_reports_crossings_and_the_missing_character() {
+    let addr = silent_server().to_string();
+    let cluster = temp_file("two.toml", TWO_ZONES);
+    let report =
+        std::env::temp_dir().join(format!("loadtest-it-{}-report.json", std::process::id()));
+    let out = loadtest(&[
+        "--server",
+        &addr,
+        "--bots",
+        "2",
+        "--duration",
+        "1",
+        "--insecure-local",
+        "--behaviour",
+        "border",
+        "--cluster",
+        &cluster.display().to_string(),
+        "--report",
+        &report.display().to_string(),
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("border crossings    0 (per bot 0 to 0)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("own character gone  0 times, longest 0 ms"),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["behaviour"], "border");
+    for key in [
+        "crossings",
+        "crossings_per_bot_min",
+        "crossings_per_bot_max",
+        "own_missing_episodes",
+    ] {
+        assert_eq!(json[key], 0, "{key}: {json}");
+    }
+    assert_eq!(json["own_missing_max_ms"], 0.0);
+    let _ = std::fs::remove_file(cluster);
+    let _ = std::fs::remove_file(report);
+}
+
+#[tokio::test]
+async fn border_bots_walk_across_and_back_and_a_missing_character_is_timed() {
+    let addr = fake_server(Play::Walker).to_string();
+    let cluster = temp_file("walk.toml", TWO_ZONES);
+    let report = std::env::temp_dir().join(format!("loadtest-it-{}-walk.json", std::process::id()));
+    let out = loadtest(&[
+        "--server",
+        &addr,
+        "--bots",
+        "3",
+        "--duration",
+        "10",
+        "--ramp",
+        "0",
+        "--insecure-local",
+        "--behaviour",
+        "border",
+        "--cluster",
+        &cluster.display().to_string(),
+        "--report",
+        &report.display().to_string(),
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let _ = std::fs::remove_file(cluster);
+    let _ = std::fs::remove_file(report);
+    println!("{stdout}");
+    assert_eq!(json["connected"], 3, "{stdout}{stderr}");
+    // Each trip is 6 to 12 m across at 5 m/s, a new one every 3 to 6 s or on arrival: in
+    // 10 s every bot crosses at least twice (out and back).
+    let least = json["crossings_per_bot_min"].as_u64().unwrap();
+    assert!(least >= 2, "{stdout}");
+    assert!(json["crossings"].as_u64().unwrap() >= 3 * least, "{stdout}");
+    // Six snapshots without the character, 50 ms apart: 300 ms from the first of them to
+    // the next with it, once per bot.
+    assert_eq!(json["own_missing_episodes"], 3, "{stdout}");
+    let longest = json["own_missing_max_ms"].as_f64().unwrap();
+    assert!((250.0..450.0).contains(&longest), "{stdout}");
+    // The only violations: those six snapshots of each bot.
+    assert_eq!(json["violations"]["self_not_in_view"], 18, "{stdout}");
+    assert_eq!(json["violations"].as_object().unwrap().len(), 1, "{stdout}");
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
 }

@@ -326,6 +326,7 @@ async fn the_swarm_logs_in_with_minted_tokens() {
         metrics_url: None,
         progress: Progress::Quiet,
         tokens,
+        borders: None,
     };
     let tokens = Tokens {
         key: Arc::new(key),

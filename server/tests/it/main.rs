@@ -9,6 +9,8 @@ mod admin;
 mod auth;
 mod binary;
 mod browser;
+mod cluster;
+mod cluster_failure;
 mod http;
 mod net;
 mod persist;

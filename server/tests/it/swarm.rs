@@ -37,6 +37,7 @@ fn options(server: &Running, bots: u64, duration_secs: u64) -> Options {
         metrics_url: Some(format!("http://{}/metrics", server.metrics_addr)),
         progress: Progress::Quiet,
         tokens: None,
+        borders: None,
     }
 }
 

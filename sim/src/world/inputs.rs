@@ -81,6 +81,7 @@ impl World {
                 self.contacts.fresh = false;
                 true
             }
+            Input::Adopt(carried) => self.adopt(carried),
             Input::Despawn(id) => {
                 if self.bodies.remove(*id).is_none() {
                     return false;

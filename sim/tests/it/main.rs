@@ -6,6 +6,7 @@
 
 mod crossing;
 mod ghosts;
+mod handoff;
 mod scenarios;
 
 use std::sync::Arc;

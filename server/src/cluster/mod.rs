@@ -1,31 +1,48 @@
-//! The cluster file: one world split into zones, each a rectangle of the map simulated by
-//! its own process, joined by NATS (see `docs/zones.md`; the zone and gateway processes
-//! are not built yet). This module reads the file and checks it against the map, naming
-//! the zone and what is wrong.
+//! One world across many processes: zones (`server zone`) simulate rectangles of the map,
+//! gateways (`server gateway`) hold the clients, NATS carries what they say to each other
+//! (`docs/zones.md`). This module reads the cluster file they share and checks it against
+//! the map, naming the zone and what is wrong; `docs/cluster.example.toml` lists every key.
 //!
 //! ```toml
+//! npcs = 2000
 //! nats = "nats://127.0.0.1:4222"
-//! ghost_band_m = 40
-//! handoff_margin_m = 2
 //!
 //! [[zones]]
 //! name = "west"
-//! min = [0, 0]
-//! max = [128, 257]
+//! region = [0.0, 0.0, 128.0, 257.0]
+//! metrics_listen = "127.0.0.1:9201"
 //! ```
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 
 use navmesh::{NavMesh, TriId};
 use serde::Deserialize;
+
+pub mod bus;
+pub mod gateway;
+pub mod zone;
+mod zone_world;
 
 /// The least ghost band: the view's leave radius (30 m and 4 m of hysteresis, the
 /// server's defaults), so that a body near a border sees everything its clients may see.
 pub const MIN_GHOST_BAND_M: f32 = 34.0;
 
-/// A cluster: where the bus is, and the zones.
+/// A cluster: the map, the bus, the store, the zones and the gateways.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterFile {
-    /// The NATS server's URL.
+    /// The map file (Moving AI grid or polygon JSON), relative to the cluster file's
+    /// directory; `None`: the embedded default map (den520d), as `server run`.
+    #[serde(default)]
+    pub map: Option<PathBuf>,
+    /// NPCs in the whole world, spread over the zones by the area of their regions.
+    #[serde(default = "default_npcs")]
+    pub npcs: u32,
+    /// Seed of the zones' worlds and spawns (each zone mixes in its index).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The NATS server's URL (core NATS; JetStream is not needed).
     pub nats: String,
     /// The character store every zone shares (a PostgreSQL URL); `None`: none.
     #[serde(default)]
@@ -38,6 +55,34 @@ pub struct ClusterFile {
     pub handoff_margin_m: f32,
     /// The zones, which must cover the map without overlapping.
     pub zones: Vec<ZoneSpec>,
+    /// The gateways.
+    #[serde(default)]
+    pub gateways: Vec<GatewaySpec>,
+}
+
+fn default_npcs() -> u32 {
+    2_000
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+fn default_zone_metrics() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
+}
+
+/// One gateway: its name (part of the ids it mints), where clients reach it, and its
+/// metrics endpoint.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewaySpec {
+    /// A unique name: letters, digits, `-` and `_`.
+    pub name: String,
+    /// The QUIC address clients connect to.
+    pub listen: SocketAddr,
+    /// The HTTP address of `/metrics`, `/healthz` and the viewer.
+    pub metrics_listen: SocketAddr,
 }
 
 fn default_ghost_band() -> f32 {
@@ -48,37 +93,53 @@ fn default_handoff_margin() -> f32 {
     2.0
 }
 
-/// One zone: a name and the rectangle of the map it owns (`min` inclusive, `max`
+/// One zone: a name and the rectangle of the map it owns (`x0, y0` inclusive, `x1, y1`
 /// exclusive, so neighbours can share an edge).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ZoneSpec {
     /// A unique name: letters, digits, `-` and `_` (it is part of NATS subjects).
     pub name: String,
-    /// The rectangle's lower corner, metres.
-    pub min: [f32; 2],
-    /// The rectangle's upper corner, metres.
-    pub max: [f32; 2],
+    /// `[x0, y0, x1, y1]`, metres.
+    pub region: [f32; 4],
+    /// The HTTP address of its `/metrics` and `/healthz` (default: loopback, any port).
+    #[serde(default = "default_zone_metrics")]
+    pub metrics_listen: SocketAddr,
 }
 
 impl ZoneSpec {
+    /// The region's lower corner.
+    pub fn min(&self) -> [f32; 2] {
+        [self.region[0], self.region[1]]
+    }
+
+    /// The region's upper corner.
+    pub fn max(&self) -> [f32; 2] {
+        [self.region[2], self.region[3]]
+    }
+
+    /// The region's area, square metres.
+    pub fn area(&self) -> f32 {
+        (self.region[2] - self.region[0]) * (self.region[3] - self.region[1])
+    }
+
     /// Whether `(x, y)` is in this zone's rectangle.
     pub fn contains(&self, x: f32, y: f32) -> bool {
-        x >= self.min[0] && x < self.max[0] && y >= self.min[1] && y < self.max[1]
+        let [x0, y0, x1, y1] = self.region;
+        x >= x0 && x < x1 && y >= y0 && y < y1
     }
 
     /// The distance from `(x, y)` to the rectangle (0 inside).
     pub fn distance(&self, x: f32, y: f32) -> f32 {
-        let dx = (self.min[0] - x).max(x - self.max[0]).max(0.0);
-        let dy = (self.min[1] - y).max(y - self.max[1]).max(0.0);
+        let [x0, y0, x1, y1] = self.region;
+        let dx = (x0 - x).max(x - x1).max(0.0);
+        let dy = (y0 - y).max(y - y1).max(0.0);
         dx.hypot(dy)
     }
 
     fn overlaps(&self, other: &ZoneSpec) -> bool {
-        self.min[0] < other.max[0]
-            && other.min[0] < self.max[0]
-            && self.min[1] < other.max[1]
-            && other.min[1] < self.max[1]
+        let ([a0, b0, a1, b1], [c0, d0, c1, d1]) = (self.region, other.region);
+        a0 < c1 && c0 < a1 && b0 < d1 && d0 < b1
     }
 }
 
@@ -98,14 +159,33 @@ pub enum ClusterError {
     #[error("two zones are named {0:?}")]
     DuplicateName(String),
     /// A rectangle that is empty, inverted or not finite.
-    #[error("zone {zone:?}: min {min:?} must be finite and below max {max:?} on both axes")]
+    #[error("zone {zone:?}: region {region:?} must be finite with x0 < x1 and y0 < y1")]
     BadRectangle {
         /// The zone.
         zone: String,
-        /// Its min.
-        min: [f32; 2],
-        /// Its max.
-        max: [f32; 2],
+        /// Its region.
+        region: [f32; 4],
+    },
+    /// A gateway's name is empty, too long, badly spelled, or used twice.
+    #[error("gateway name {0:?} must be unique and 1 to 32 letters, digits, '-' or '_'")]
+    BadGatewayName(String),
+    /// A process was asked to run a zone or gateway the file does not name.
+    #[error("the cluster file names no {kind} {name:?} (it names {known})")]
+    Unknown {
+        /// "zone" or "gateway".
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The names it has.
+        known: String,
+    },
+    /// The file cannot be read.
+    #[error("cannot read the cluster file {path}: {error}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        error: String,
     },
     /// Two rectangles overlap.
     #[error("zones {0:?} and {1:?} overlap")]
@@ -126,7 +206,63 @@ pub enum ClusterError {
     },
 }
 
+fn good_name(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 impl ClusterFile {
+    /// Reads and checks the cluster file at `path`; a relative `map` is made relative to
+    /// the file's directory.
+    pub fn load(path: &Path) -> Result<ClusterFile, ClusterError> {
+        let text = std::fs::read_to_string(path).map_err(|err| ClusterError::Read {
+            path: path.display().to_string(),
+            error: err.to_string(),
+        })?;
+        let mut file = ClusterFile::from_toml(&text)?;
+        if let Some(map) = &file.map
+            && map.is_relative()
+        {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            file.map = Some(dir.join(map));
+        }
+        Ok(file)
+    }
+
+    /// The zone named `name`.
+    pub fn zone(&self, name: &str) -> Result<(usize, &ZoneSpec), ClusterError> {
+        self.zones
+            .iter()
+            .enumerate()
+            .find(|(_, zone)| zone.name == name)
+            .ok_or_else(|| ClusterError::Unknown {
+                kind: "zone",
+                name: name.to_owned(),
+                known: names(self.zones.iter().map(|z| z.name.as_str())),
+            })
+    }
+
+    /// The gateway named `name`; `None` picks the only one.
+    pub fn gateway(&self, name: Option<&str>) -> Result<(usize, &GatewaySpec), ClusterError> {
+        let unknown = || ClusterError::Unknown {
+            kind: "gateway",
+            name: name.unwrap_or("(none given)").to_owned(),
+            known: names(self.gateways.iter().map(|g| g.name.as_str())),
+        };
+        match name {
+            Some(name) => self
+                .gateways
+                .iter()
+                .enumerate()
+                .find(|(_, g)| g.name == name)
+                .ok_or_else(unknown),
+            None if self.gateways.len() == 1 => Ok((0, &self.gateways[0])),
+            None => Err(unknown()),
+        }
+    }
+
     /// Reads a cluster file's text and checks what needs no map.
     pub fn from_toml(text: &str) -> Result<ClusterFile, ClusterError> {
         let file: ClusterFile =
@@ -148,20 +284,15 @@ impl ClusterFile {
             return Err(ClusterError::HandoffMargin(margin));
         }
         for (k, zone) in self.zones.iter().enumerate() {
-            let name_ok = (1..=32).contains(&zone.name.len())
-                && zone
-                    .name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-            if !name_ok {
+            if !good_name(&zone.name) {
                 return Err(ClusterError::BadName(zone.name.clone()));
             }
-            let finite = zone.min.iter().chain(&zone.max).all(|v| v.is_finite());
-            if !finite || zone.min[0] >= zone.max[0] || zone.min[1] >= zone.max[1] {
+            let [x0, y0, x1, y1] = zone.region;
+            let finite = zone.region.iter().all(|v| v.is_finite());
+            if !finite || x0 >= x1 || y0 >= y1 {
                 return Err(ClusterError::BadRectangle {
                     zone: zone.name.clone(),
-                    min: zone.min,
-                    max: zone.max,
+                    region: zone.region,
                 });
             }
             for earlier in &self.zones[..k] {
@@ -174,6 +305,12 @@ impl ClusterFile {
                         zone.name.clone(),
                     ));
                 }
+            }
+        }
+        for (k, gateway) in self.gateways.iter().enumerate() {
+            let twice = self.gateways[..k].iter().any(|g| g.name == gateway.name);
+            if twice || !good_name(&gateway.name) {
+                return Err(ClusterError::BadGatewayName(gateway.name.clone()));
             }
         }
         Ok(())
@@ -207,15 +344,21 @@ impl ClusterFile {
             .filter(|other| other.name != zone.name)
             .filter(|other| {
                 // Rectangles within `band` of each other: the gap on each axis.
-                let gx = (other.min[0] - zone.max[0])
-                    .max(zone.min[0] - other.max[0])
-                    .max(0.0);
-                let gy = (other.min[1] - zone.max[1])
-                    .max(zone.min[1] - other.max[1])
-                    .max(0.0);
+                let ([a0, b0, a1, b1], [c0, d0, c1, d1]) = (zone.region, other.region);
+                let gx = (c0 - a1).max(a0 - c1).max(0.0);
+                let gy = (d0 - b1).max(b0 - d1).max(0.0);
                 gx.hypot(gy) <= band
             })
             .collect()
+    }
+}
+
+fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let list: Vec<String> = names.map(|n| format!("{n:?}")).collect();
+    if list.is_empty() {
+        "none".to_owned()
+    } else {
+        list.join(", ")
     }
 }
 
@@ -228,13 +371,11 @@ nats = "nats://127.0.0.1:4222"
 
 [[zones]]
 name = "west"
-min = [0, 0]
-max = [128, 257]
+region = [0, 0, 128, 257]
 
 [[zones]]
 name = "east"
-min = [128, 0]
-max = [256, 257]
+region = [128, 0, 256, 257]
 "#;
 
     #[test]
@@ -258,19 +399,19 @@ max = [256, 257]
     fn bad_files_name_the_zone_and_the_fault() {
         let with = |extra: &str| ClusterFile::from_toml(&format!("{TWO}{extra}"));
         assert!(matches!(
-            with("\n[[zones]]\nname = \"west\"\nmin = [300, 0]\nmax = [301, 1]\n"),
+            with("\n[[zones]]\nname = \"west\"\nregion = [300, 0, 301, 1]\n"),
             Err(ClusterError::DuplicateName(name)) if name == "west"
         ));
         assert!(matches!(
-            with("\n[[zones]]\nname = \"mid\"\nmin = [100, 0]\nmax = [150, 10]\n"),
+            with("\n[[zones]]\nname = \"mid\"\nregion = [100, 0, 150, 10]\n"),
             Err(ClusterError::Overlap(a, b)) if a == "west" && b == "mid"
         ));
         assert!(matches!(
-            with("\n[[zones]]\nname = \"a.b\"\nmin = [300, 0]\nmax = [301, 1]\n"),
+            with("\n[[zones]]\nname = \"a.b\"\nregion = [300, 0, 301, 1]\n"),
             Err(ClusterError::BadName(_))
         ));
         assert!(matches!(
-            with("\n[[zones]]\nname = \"flat\"\nmin = [300, 0]\nmax = [300, 1]\n"),
+            with("\n[[zones]]\nname = \"flat\"\nregion = [300, 0, 300, 1]\n"),
             Err(ClusterError::BadRectangle { zone, .. }) if zone == "flat"
         ));
         let short_band = TWO.replace(
@@ -301,10 +442,26 @@ max = [256, 257]
         let (mesh, _) = crate::run::load_map(&config).unwrap();
         let file = ClusterFile::from_toml(TWO).unwrap();
         file.check_map(&mesh).unwrap();
-        let half = TWO.replace("max = [256, 257]", "max = [200, 257]");
+        let half = TWO.replace("region = [128, 0, 256, 257]", "region = [128, 0, 200, 257]");
         let file = ClusterFile::from_toml(&half).unwrap();
         assert!(
             matches!(file.check_map(&mesh), Err(ClusterError::Uncovered { x, .. }) if x >= 200.0)
         );
+    }
+
+    #[test]
+    fn the_example_file_reads_and_names_its_zones_and_gateway() {
+        let text = include_str!("../../../docs/cluster.example.toml");
+        let file = ClusterFile::from_toml(text).unwrap();
+        assert_eq!(file.npcs, 2_000);
+        assert_eq!(file.zones.len(), 2);
+        assert_eq!(file.zone("east").unwrap().0, 1);
+        assert_eq!(file.gateway(None).unwrap().1.name, "gw1");
+        let err = file.zone("north").unwrap_err().to_string();
+        assert!(
+            err.contains("\"north\"") && err.contains("\"west\", \"east\""),
+            "{err}"
+        );
+        assert!(file.gateway(Some("gw2")).is_err());
     }
 }

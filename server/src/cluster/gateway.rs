@@ -1,0 +1,666 @@
+//! `server gateway --cluster FILE`: holds the clients' connections with the client
+//! protocol unchanged (a client never learns about zones) and stands where `server run`
+//! has its world thread. Its router thread asks the zone that owns a spawn point for each
+//! new character, forwards every input to the zone its character is real in now, merges
+//! the zones' latest frames into one [`crate::interest::Frame`] and hands it to the same
+//! snapshot workers `server run` uses.
+//!
+//! Characters whose zone died: once a character has been in no zone's frame for
+//! [`REJOIN_AFTER`] and the zone that owns its saved position is publishing again, the
+//! gateway asks that zone for it again at its saved position (the store the zones save
+//! to). A character in flight between zones is in its sender's frame, so it is never
+//! asked for while a handoff of it is under way.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use protocol::bus::{BusMessage, Custody, JoinRequest, PlayerInput, PlayerLeave, ZoneFrame};
+use protocol::{Command, DisconnectReason, EntityState, NetId, QPos};
+use tokio::sync::{mpsc, oneshot};
+use tracing::{error, info, warn};
+
+use super::ClusterFile;
+use super::bus::{self, ALL_FRAMES, Verb, subject};
+use super::zone_world::PLAYER_BIT;
+use crate::game::{Joined, Pacer, SPAWN_SPREAD_M, SessionId, ToWorld};
+use crate::interest::{Frame, ViewRange};
+use crate::metrics::Metrics;
+use crate::persist::Persist;
+use crate::snapshot_pool::SnapshotPool;
+use crate::snapshots::{ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob};
+
+/// A zone whose last frame is older than this is taken for down: its bodies leave the
+/// clients' views.
+pub const ZONE_STALE: Duration = Duration::from_secs(1);
+/// How long a character may be in no zone's frame before the gateway asks for it again.
+pub const REJOIN_AFTER: Duration = Duration::from_secs(1);
+/// Most bus messages drained per tick.
+const MAX_BUS_PER_TICK: usize = 65_536;
+
+/// What the bus brought the gateway.
+#[derive(Debug)]
+pub(crate) enum GatewayIn {
+    /// A zone's frame.
+    Frame(Box<ZoneFrame>),
+    /// A zone's answer to a join (`Err`: refused or unanswered).
+    Joined(NetId, Result<String, String>),
+}
+
+/// What the gateway says on the bus.
+#[derive(Debug)]
+pub(crate) enum GatewayOut {
+    /// Published on the subject.
+    Publish(String, BusMessage),
+    /// A join for the character with this id; with `reload`, its position comes from the
+    /// store first (a character asked for again after its zone died).
+    Join {
+        /// The request (its `at` is the fallback when the store has nothing).
+        request: JoinRequest,
+        /// Load the position from the store first.
+        reload: bool,
+    },
+}
+
+struct Player {
+    id: NetId,
+    account: String,
+    zone: String,
+    taken_seq: Option<u32>,
+    /// The newest input whose command went to a zone.
+    forwarded_seq: u32,
+    /// The newest of those its zone applied.
+    zone_applied: u32,
+    at: (f32, f32),
+    /// Since when it has been in no frame.
+    missing_since: Option<Instant>,
+    rejoining: bool,
+}
+
+impl Player {
+    /// The newest input applied: inputs without a command apply at once, so once the
+    /// zone applied the newest command, every input taken since counts as applied.
+    fn applied_seq(&self) -> u32 {
+        if self.zone_applied >= self.forwarded_seq {
+            self.taken_seq.unwrap_or(0)
+        } else {
+            self.zone_applied
+        }
+    }
+}
+
+struct Watcher {
+    at: (f32, f32),
+    taken_seq: Option<u32>,
+}
+
+struct Pending {
+    session: SessionId,
+    account: String,
+    zone: String,
+    at: (f32, f32),
+    sink: Box<dyn crate::game::DatagramSink>,
+    kick: mpsc::Sender<crate::game::Kick>,
+    reply: oneshot::Sender<Result<Joined, DisconnectReason>>,
+}
+
+/// The gateway's router: sessions on one side, zones on the other.
+pub(crate) struct Router {
+    file: Arc<ClusterFile>,
+    name: String,
+    index: u32,
+    incarnation: u32,
+    view: ViewRange,
+    bounds: ((f32, f32), (f32, f32)),
+    spawn_points: Vec<(f32, f32)>,
+    rng: navmesh::Rng,
+    next_id: u32,
+    players: BTreeMap<SessionId, Player>,
+    watchers: BTreeMap<SessionId, Watcher>,
+    pending: HashMap<NetId, Pending>,
+    frames: BTreeMap<String, (ZoneFrame, Instant)>,
+    membership: Membership,
+    bus_out: mpsc::Sender<GatewayOut>,
+    ticks: u64,
+}
+
+impl Router {
+    /// A router for gateway `index` of `file`.
+    pub(crate) fn new(
+        file: Arc<ClusterFile>,
+        index: usize,
+        mesh: &navmesh::NavMesh,
+        view: ViewRange,
+        spawn_point: Option<(f32, f32)>,
+        bus_out: mpsc::Sender<GatewayOut>,
+    ) -> Router {
+        let mut rng = navmesh::Rng::new(file.seed ^ 0x6761_7465 ^ index as u64);
+        // As `server run`: players appear within a few metres of the configured point.
+        let near = |&(x, y): &(f32, f32)| {
+            spawn_point.is_none_or(|(sx, sy)| (x - sx).hypot(y - sy) <= SPAWN_SPREAD_M)
+        };
+        let spawn_points: Vec<(f32, f32)> = (0..200_000)
+            .filter_map(|_| mesh.random_point(&mut rng))
+            .map(|(p, _)| (p.x as f32, p.y as f32))
+            .filter(near)
+            .take(256)
+            .collect();
+        if spawn_points.is_empty() {
+            warn!("no walkable spawn point found; logins will be refused");
+        }
+        let b = mesh.bounds();
+        Router {
+            name: file.gateways[index].name.clone(),
+            index: index as u32,
+            incarnation: std::process::id()
+                ^ (std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u32)),
+            file,
+            view,
+            bounds: (
+                (b.min.x as f32, b.min.y as f32),
+                (b.max.x as f32, b.max.y as f32),
+            ),
+            spawn_points,
+            rng,
+            next_id: 0,
+            players: BTreeMap::new(),
+            watchers: BTreeMap::new(),
+            pending: HashMap::new(),
+            frames: BTreeMap::new(),
+            membership: Membership::default(),
+            bus_out,
+            ticks: 0,
+        }
+    }
+
+    fn say(&self, out: GatewayOut) {
+        if self.bus_out.try_send(out).is_err() {
+            warn!("the gateway's bus queue is full; a message was dropped");
+        }
+    }
+
+    fn zone_for(&self, (x, y): (f32, f32)) -> String {
+        self.file
+            .zone_of(x, y)
+            .unwrap_or(&self.file.zones[0])
+            .name
+            .clone()
+    }
+
+    /// Handles a session's message.
+    pub(crate) fn handle(&mut self, message: ToWorld) {
+        match message {
+            ToWorld::Join {
+                session,
+                name,
+                resume_at,
+                spectate,
+                sink,
+                kick,
+                reply,
+            } => {
+                if let Some(at) = spectate {
+                    if reply
+                        .send(Ok(Joined {
+                            entity: NetId::NONE,
+                        }))
+                        .is_ok()
+                    {
+                        self.membership.joined.push(NewViewer {
+                            session,
+                            sink,
+                            kick,
+                        });
+                        self.watchers.insert(
+                            session,
+                            Watcher {
+                                at: (at.x, at.y),
+                                taken_seq: None,
+                            },
+                        );
+                    }
+                    return;
+                }
+                let at = match resume_at {
+                    Some(p) => (p.x, p.y),
+                    None if self.spawn_points.is_empty() => {
+                        let _ = reply.send(Err(DisconnectReason::ServerFull));
+                        return;
+                    }
+                    None => {
+                        let k = self.rng.range(0, self.spawn_points.len() as u64 - 1) as usize;
+                        self.spawn_points[k]
+                    }
+                };
+                let id = NetId {
+                    index: PLAYER_BIT | (self.index << 24) | (self.next_id & 0xff_ffff),
+                    generation: self.incarnation,
+                };
+                self.next_id = self.next_id.wrapping_add(1);
+                let zone = self.zone_for(at);
+                self.say(GatewayOut::Join {
+                    request: JoinRequest {
+                        gateway: self.name.clone(),
+                        id,
+                        account: name.clone(),
+                        at: [at.0, at.1],
+                    },
+                    reload: false,
+                });
+                self.pending.insert(
+                    id,
+                    Pending {
+                        session,
+                        account: name,
+                        zone,
+                        at,
+                        sink,
+                        kick,
+                        reply,
+                    },
+                );
+            }
+            ToWorld::Input { session, input } => {
+                if let Some(watcher) = self.watchers.get_mut(&session) {
+                    if watcher.taken_seq.is_some_and(|t| input.seq <= t) {
+                        return;
+                    }
+                    watcher.taken_seq = Some(input.seq);
+                    if let Command::MoveTo { x, y } = input.command {
+                        let ((x0, y0), (x1, y1)) = self.bounds;
+                        watcher.at = (x.clamp(x0, x1), y.clamp(y0, y1));
+                    }
+                    self.ack(session, input.ack_tick);
+                    return;
+                }
+                let Some(player) = self.players.get_mut(&session) else {
+                    return;
+                };
+                if player.taken_seq.is_some_and(|t| input.seq <= t) {
+                    return;
+                }
+                player.taken_seq = Some(input.seq);
+                let (zone, id) = (player.zone.clone(), player.id);
+                if input.command != Command::Nothing {
+                    player.forwarded_seq = input.seq;
+                }
+                self.ack(session, input.ack_tick);
+                if input.command != Command::Nothing {
+                    self.say(GatewayOut::Publish(
+                        subject(&zone, Verb::Input),
+                        BusMessage::Input(PlayerInput {
+                            id,
+                            seq: input.seq,
+                            command: input.command,
+                        }),
+                    ));
+                }
+            }
+            ToWorld::Leave { session } => {
+                if self.watchers.remove(&session).is_some() {
+                    self.membership.acks.remove(&session);
+                    self.membership.left.push(session);
+                } else if let Some(player) = self.players.remove(&session) {
+                    info!(session, account = %player.account, "player left");
+                    self.say(GatewayOut::Publish(
+                        subject(&player.zone, Verb::Leave),
+                        BusMessage::Leave(PlayerLeave { id: player.id }),
+                    ));
+                    self.membership.acks.remove(&session);
+                    self.membership.left.push(session);
+                } else if let Some((&id, _)) =
+                    self.pending.iter().find(|(_, p)| p.session == session)
+                {
+                    // Gone before its character came: the character is removed when it does.
+                    if let Some(pending) = self.pending.remove(&id) {
+                        self.say(GatewayOut::Publish(
+                            subject(&pending.zone, Verb::Leave),
+                            BusMessage::Leave(PlayerLeave { id }),
+                        ));
+                    }
+                }
+            }
+            // The admin API runs on zones' hosts, not here; its requests are dropped
+            // (their callers see the world as unavailable).
+            ToWorld::Admin(_) => {}
+        }
+    }
+
+    fn ack(&mut self, session: SessionId, tick: Option<u64>) {
+        if let Some(tick) = tick {
+            let acked = self.membership.acks.entry(session).or_insert(tick);
+            *acked = (*acked).max(tick);
+        }
+    }
+
+    /// Handles what the bus brought.
+    pub(crate) fn on_bus(&mut self, message: GatewayIn) {
+        match message {
+            GatewayIn::Frame(frame) => {
+                self.frames
+                    .insert(frame.zone.clone(), (*frame, Instant::now()));
+            }
+            GatewayIn::Joined(id, answer) => {
+                if let Some(player) = self.players.values_mut().find(|p| p.id == id) {
+                    // An answer to a join asked again after its zone died.
+                    player.rejoining = false;
+                    match answer {
+                        Ok(zone) => {
+                            info!(?id, %zone, "character back after its zone restarted");
+                            player.zone = zone;
+                            player.missing_since = None;
+                        }
+                        Err(why) => {
+                            warn!(?id, %why, "asking for a character again failed; will retry")
+                        }
+                    }
+                    return;
+                }
+                let Some(pending) = self.pending.remove(&id) else {
+                    return;
+                };
+                match answer {
+                    Ok(zone) => {
+                        if pending.reply.send(Ok(Joined { entity: id })).is_err() {
+                            self.say(GatewayOut::Publish(
+                                subject(&zone, Verb::Leave),
+                                BusMessage::Leave(PlayerLeave { id }),
+                            ));
+                            return;
+                        }
+                        info!(session = pending.session, account = %pending.account, ?id, %zone, "player joined");
+                        self.membership.joined.push(NewViewer {
+                            session: pending.session,
+                            sink: pending.sink,
+                            kick: pending.kick,
+                        });
+                        self.players.insert(
+                            pending.session,
+                            Player {
+                                id,
+                                account: pending.account,
+                                zone,
+                                taken_seq: None,
+                                forwarded_seq: 0,
+                                zone_applied: 0,
+                                at: pending.at,
+                                missing_since: None,
+                                rejoining: false,
+                            },
+                        );
+                    }
+                    Err(why) => {
+                        warn!(account = %pending.account, %why, "join refused by its zone");
+                        let _ = pending.reply.send(Err(DisconnectReason::Internal));
+                    }
+                }
+            }
+        }
+    }
+
+    /// One tick: the merged frame, each player's owner and place, the snapshot job.
+    pub(crate) fn tick(&mut self) -> Option<SnapshotJob> {
+        self.ticks += 1;
+        let now = Instant::now();
+        // The newest claim of each id over every live zone.
+        let mut best: HashMap<NetId, (u32, bool, &str, usize)> = HashMap::new();
+        let mut applied: HashMap<NetId, u32> = HashMap::new();
+        let live: Vec<&(ZoneFrame, Instant)> = self
+            .frames
+            .values()
+            .filter(|(_, at)| now.duration_since(*at) < ZONE_STALE)
+            .collect();
+        for (frame, _) in &live {
+            for (k, body) in frame.bodies.iter().enumerate() {
+                let real = body.custody == Custody::Real;
+                let newer = best.get(&body.id).is_none_or(|&(epoch, was_real, _, _)| {
+                    body.epoch > epoch || (body.epoch == epoch && real && !was_real)
+                });
+                if newer {
+                    best.insert(body.id, (body.epoch, real, frame.zone.as_str(), k));
+                }
+            }
+            applied.extend(frame.applied.iter().copied());
+        }
+        let mut states = Vec::with_capacity(best.len());
+        let mut positions = Vec::with_capacity(best.len());
+        let mut owner: HashMap<NetId, (String, (f32, f32))> = HashMap::new();
+        for (frame, _) in &live {
+            for (k, body) in frame.bodies.iter().enumerate() {
+                let Some(&(_, _, zone, at)) = best.get(&body.id) else {
+                    continue;
+                };
+                if zone != frame.zone || at != k {
+                    continue;
+                }
+                states.push(EntityState {
+                    id: body.id,
+                    kind: body.kind,
+                    radius_cm: (body.radius_m * 100.0)
+                        .round()
+                        .clamp(0.0, f32::from(u16::MAX)) as u16,
+                    pos: QPos::from_metres(body.pos[0], body.pos[1]),
+                    motion: body.motion,
+                });
+                positions.push((body.pos[0], body.pos[1]));
+                if body.id.index & PLAYER_BIT != 0 {
+                    owner.insert(body.id, (frame.zone.clone(), (body.pos[0], body.pos[1])));
+                }
+            }
+        }
+        let live_zones: Vec<String> = live.iter().map(|(f, _)| f.zone.clone()).collect();
+        let mut rejoins = Vec::new();
+        for player in self.players.values_mut() {
+            if let Some(seq) = applied.get(&player.id) {
+                player.zone_applied = player.zone_applied.max(*seq);
+            }
+            match owner.get(&player.id) {
+                Some((zone, at)) => {
+                    player.zone.clone_from(zone);
+                    player.at = *at;
+                    player.missing_since = None;
+                }
+                None => {
+                    let since = *player.missing_since.get_or_insert(now);
+                    let zone = self
+                        .file
+                        .zone_of(player.at.0, player.at.1)
+                        .map(|z| z.name.clone());
+                    let zone_up = zone.as_ref().is_some_and(|z| live_zones.contains(z));
+                    if !player.rejoining && zone_up && now.duration_since(since) >= REJOIN_AFTER {
+                        player.rejoining = true;
+                        rejoins.push(JoinRequest {
+                            gateway: self.name.clone(),
+                            id: player.id,
+                            account: player.account.clone(),
+                            at: [player.at.0, player.at.1],
+                        });
+                    }
+                }
+            }
+        }
+        for request in rejoins {
+            warn!(id = ?request.id, account = %request.account, "character in no zone; asking for it again");
+            self.say(GatewayOut::Join {
+                request,
+                reload: true,
+            });
+        }
+        if self.players.is_empty() && self.watchers.is_empty() && self.membership.is_empty() {
+            return None;
+        }
+        let frame = Frame::from_states(states, positions, self.bounds.0, self.bounds.1, self.view);
+        let clients = self
+            .players
+            .iter()
+            .map(|(&session, p)| ClientTick {
+                session,
+                me: p.id,
+                at: p.at,
+                applied_seq: p.applied_seq(),
+            })
+            .chain(self.watchers.iter().map(|(&session, w)| ClientTick {
+                session,
+                me: NetId::NONE,
+                at: w.at,
+                applied_seq: w.taken_seq.unwrap_or(0),
+            }))
+            .collect();
+        Some(SnapshotJob {
+            tick: self.ticks,
+            frame: Arc::new(frame),
+            clients,
+            changes: std::mem::take(&mut self.membership),
+        })
+    }
+
+    /// Takes back the session changes the snapshot workers could not take.
+    fn undeliverable(&mut self, older: Membership) {
+        if older.is_empty() {
+            return;
+        }
+        let mut changes = std::mem::take(&mut self.membership);
+        changes.prepend(older);
+        self.membership = changes;
+    }
+}
+
+/// Subscribes to every zone's frames and forwards them to the router.
+pub(crate) async fn listen_frames(
+    client: async_nats::Client,
+    inbox: mpsc::Sender<GatewayIn>,
+) -> anyhow::Result<()> {
+    let mut frames = client.subscribe(ALL_FRAMES).await?;
+    tokio::spawn(async move {
+        while let Some(message) = frames.next().await {
+            match bus::decode(&message.subject, &message.payload) {
+                Ok(BusMessage::Frame(frame)) => {
+                    if inbox.try_send(GatewayIn::Frame(Box::new(frame))).is_err() {
+                        warn!("the gateway's inbox is full; a frame was dropped");
+                    }
+                }
+                Ok(_) => warn!(subject = %message.subject, "not a frame"),
+                Err(why) => warn!(%why, "bus payload refused"),
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Publishes what the router says; joins wait for their answer on tasks of their own.
+pub(crate) async fn publish(
+    client: async_nats::Client,
+    file: Arc<ClusterFile>,
+    persist: Option<Persist>,
+    mut outbox: mpsc::Receiver<GatewayOut>,
+    inbox: mpsc::Sender<GatewayIn>,
+) {
+    while let Some(out) = outbox.recv().await {
+        match out {
+            GatewayOut::Publish(subject, message) => {
+                if let Ok(payload) = bus::encode(&message)
+                    && let Err(err) = client.publish(subject.clone(), payload).await
+                {
+                    warn!(%subject, %err, "cannot publish");
+                }
+            }
+            GatewayOut::Join {
+                mut request,
+                reload,
+            } => {
+                let (client, inbox, file, persist) = (
+                    client.clone(),
+                    inbox.clone(),
+                    Arc::clone(&file),
+                    persist.clone(),
+                );
+                tokio::spawn(async move {
+                    if reload
+                        && let Some(persist) = &persist
+                        && let Ok(Some(saved)) = persist.load(&request.account).await
+                    {
+                        request.at = saved.pos;
+                    }
+                    let zone = file
+                        .zone_of(request.at[0], request.at[1])
+                        .unwrap_or(&file.zones[0])
+                        .name
+                        .clone();
+                    let id = request.id;
+                    let answer = match bus::encode(&BusMessage::Join(request)) {
+                        Err(err) => Err(err.to_string()),
+                        Ok(payload) => {
+                            match client.request(subject(&zone, Verb::Join), payload).await {
+                                Err(err) => Err(format!("zone {zone}: {err}")),
+                                Ok(reply) => match bus::decode(&reply.subject, &reply.payload) {
+                                    Ok(BusMessage::Joined(joined)) => match joined.refused {
+                                        None => Ok(zone),
+                                        Some(why) => Err(format!("zone {zone}: {why}")),
+                                    },
+                                    Ok(_) => Err(format!("zone {zone}: not an answer to a join")),
+                                    Err(why) => Err(why),
+                                },
+                            }
+                        }
+                    };
+                    let _ = inbox.send(GatewayIn::Joined(id, answer)).await;
+                });
+            }
+        }
+    }
+}
+
+/// The router's loop: the world thread of a gateway.
+pub(crate) fn run_loop(
+    mut router: Router,
+    mut sessions: mpsc::Receiver<ToWorld>,
+    mut bus_in: mpsc::Receiver<GatewayIn>,
+    snapshots: SnapshotConfig,
+    metrics: Arc<Metrics>,
+    stop: Arc<AtomicBool>,
+    ready: Arc<AtomicBool>,
+) {
+    let mut pool = match SnapshotPool::start(snapshots, Arc::clone(&metrics)) {
+        Ok(pool) => pool,
+        Err(err) => {
+            error!(%err, "cannot start the snapshot workers");
+            return;
+        }
+    };
+    let mut pacer = Pacer::new();
+    'ticks: while !stop.load(Ordering::Relaxed) {
+        let start = Instant::now();
+        loop {
+            match sessions.try_recv() {
+                Ok(message) => router.handle(message),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => break 'ticks,
+            }
+        }
+        for _ in 0..MAX_BUS_PER_TICK {
+            let Ok(message) = bus_in.try_recv() else {
+                break;
+            };
+            router.on_bus(message);
+        }
+        if let Some(job) = router.tick() {
+            match pool.offer(job) {
+                Ok(undelivered) => router.undeliverable(undelivered),
+                Err(_) => break,
+            }
+        }
+        metrics.players.set(router.players.len() as i64);
+        metrics.ticks.inc();
+        metrics.observe_tick(start.elapsed());
+        ready.store(true, Ordering::Relaxed);
+        pacer.wait(&metrics);
+    }
+    let panicked = pool.stop();
+    if panicked > 0 {
+        error!(panicked, "snapshot workers panicked");
+    }
+}

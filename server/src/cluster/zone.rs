@@ -1,0 +1,388 @@
+//! `server zone --cluster FILE --zone NAME`: one zone of a cluster. It builds the whole
+//! map's navmesh, simulates the bodies real in its region on a world thread
+//! (`cluster/zone_world.rs`), and talks to the rest of the cluster over NATS through two
+//! bounded channels, so the world thread never waits on the bus: what arrives is drained
+//! at the start of each tick, what the tick says is handed to an async task that
+//! publishes it in order (frame first, then the answers that depend on it).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use futures_util::StreamExt;
+use protocol::bus::BusMessage;
+use tokio::sync::{mpsc, watch};
+use tracing::{error, info, warn};
+
+use super::bus::{self, Verb, subject};
+use super::zone_world::{Settled, ZoneIn, ZoneOut, ZoneWorld};
+use super::{ClusterFile, ZoneSpec};
+use crate::config::Config;
+use crate::game::Pacer;
+use crate::http::{Health, HttpLimits, serve as serve_http};
+use crate::metrics::{Counter, Gauge, Histogram, Metrics};
+use crate::persist::{Persist, Saver};
+
+/// Messages from the bus waiting for the world thread.
+const INBOX: usize = 65_536;
+/// Messages from the world thread waiting to be published.
+const OUTBOX: usize = 4_096;
+/// Messages drained per tick at most.
+const MAX_MESSAGES_PER_TICK: usize = 65_536;
+
+/// A zone's own metrics, beside the server's (`mmo_ticks_total`, `mmo_tick_seconds`...).
+#[derive(Clone)]
+pub struct ZoneMetrics {
+    /// Bodies real in this zone.
+    pub reals: Gauge,
+    /// Bodies handed over and not yet acknowledged.
+    pub in_flight: Gauge,
+    /// Neighbours' bodies mirrored as ghosts.
+    pub ghosts: Gauge,
+    /// Handoffs acknowledged, counted by the zone that hands over.
+    pub handoffs: Counter,
+    /// Handoffs refused or unanswered (the body stayed).
+    pub handoffs_failed: Counter,
+    /// Time from offer to acknowledgement.
+    pub handoff_seconds: Histogram,
+    /// Bus payloads that did not decode (counted, logged, dropped).
+    pub bus_invalid: Counter,
+    /// Messages dropped because the world thread's inbox or the publisher's queue was full.
+    pub bus_dropped: Counter,
+    /// Bytes this zone published.
+    pub bus_bytes_out: Counter,
+}
+
+impl ZoneMetrics {
+    fn register(&self, metrics: &mut Metrics) {
+        metrics.register_extra(
+            "mmo_zone_reals",
+            "Bodies real in this zone",
+            self.reals.clone(),
+        );
+        metrics.register_extra(
+            "mmo_handoffs_in_flight",
+            "Bodies handed over and not yet acknowledged",
+            self.in_flight.clone(),
+        );
+        metrics.register_extra(
+            "mmo_zone_ghosts",
+            "Neighbours' bodies mirrored as ghosts",
+            self.ghosts.clone(),
+        );
+        metrics.register_extra(
+            "mmo_handoffs",
+            "Handoffs acknowledged, counted by the zone that hands over",
+            self.handoffs.clone(),
+        );
+        metrics.register_extra(
+            "mmo_handoffs_failed",
+            "Handoffs refused or unanswered (the body stayed)",
+            self.handoffs_failed.clone(),
+        );
+        metrics.register_extra(
+            "mmo_handoff_seconds",
+            "Time from a handoff's offer to its acknowledgement",
+            self.handoff_seconds.clone(),
+        );
+        metrics.register_extra(
+            "mmo_bus_invalid",
+            "Bus payloads that did not decode",
+            self.bus_invalid.clone(),
+        );
+        metrics.register_extra(
+            "mmo_bus_dropped",
+            "Bus messages dropped on a full queue",
+            self.bus_dropped.clone(),
+        );
+        metrics.register_extra(
+            "mmo_bus_bytes_out",
+            "Bytes published on the bus",
+            self.bus_bytes_out.clone(),
+        );
+    }
+}
+
+/// The handoff histogram's buckets, seconds: 1 ms to 2 s.
+fn handoff_histogram() -> Histogram {
+    Histogram::new([
+        0.001, 0.002, 0.005, 0.010, 0.020, 0.050, 0.100, 0.200, 0.500, 1.0, 2.0,
+    ])
+}
+
+/// Loads the cluster's map (the embedded default when the file names none) and checks
+/// the zones cover it; returns the mesh and the map's id.
+pub fn load_cluster_map(file: &ClusterFile) -> Result<(navmesh::NavMesh, String)> {
+    let config = Config {
+        map: file.map.clone(),
+        ..Config::default()
+    };
+    let (mesh, id) = crate::run::load_map(&config)?;
+    file.check_map(&mesh).context("the cluster file's zones")?;
+    Ok((mesh, id))
+}
+
+/// Runs zone `name` of the cluster file at `path` until `shutdown` turns true.
+pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -> Result<()> {
+    let file = Arc::new(ClusterFile::load(path)?);
+    let (index, spec) = file.zone(name)?;
+    let spec: ZoneSpec = spec.clone();
+    let (mesh, map_id) = load_cluster_map(&file)?;
+    let mesh = Arc::new(mesh);
+    let client = bus::connect(&file.nats, &format!("zone {name}")).await?;
+
+    let zone_metrics = ZoneMetrics {
+        reals: Gauge::default(),
+        in_flight: Gauge::default(),
+        ghosts: Gauge::default(),
+        handoffs: Counter::default(),
+        handoffs_failed: Counter::default(),
+        handoff_seconds: handoff_histogram(),
+        bus_invalid: Counter::default(),
+        bus_dropped: Counter::default(),
+        bus_bytes_out: Counter::default(),
+    };
+    let mut metrics = Metrics::new();
+    zone_metrics.register(&mut metrics);
+    let metrics = Arc::new(metrics);
+
+    let (persist, writer) = match &file.store {
+        Some(url) => {
+            let spec = url
+                .parse::<store::StoreSpec>()
+                .context("the cluster file's store")?;
+            let (persist, writer) = Persist::start(&spec, Arc::clone(&metrics))?;
+            (Some(persist), Some(writer))
+        }
+        None => (None, None),
+    };
+    let ready = Arc::new(AtomicBool::new(false));
+    let listener = tokio::net::TcpListener::bind(spec.metrics_listen)
+        .await
+        .with_context(|| format!("cannot listen for HTTP on {}", spec.metrics_listen))?;
+    let metrics_addr = listener.local_addr()?;
+    let http = tokio::spawn(serve_http(
+        listener,
+        Arc::new(Health {
+            metrics: Arc::clone(&metrics),
+            ready: Arc::clone(&ready),
+            shutdown: shutdown.clone(),
+            store: persist.clone(),
+            map: None,
+            certificates: None,
+            quic_port: 0,
+            world: None,
+        }),
+        HttpLimits::default(),
+    ));
+
+    let (in_tx, in_rx) = mpsc::channel::<ZoneIn>(INBOX);
+    let (out_tx, out_rx) = mpsc::channel::<ZoneOut>(OUTBOX);
+    let mut subscriptions = Vec::new();
+    for verb in [Verb::Join, Verb::Input, Verb::Leave, Verb::Handoff] {
+        subscriptions.push(subject(&spec.name, verb));
+    }
+    for neighbour in file.neighbours(&spec) {
+        subscriptions.push(subject(&neighbour.name, Verb::Frame));
+    }
+    for subject in subscriptions {
+        let subscriber = client
+            .subscribe(subject.clone())
+            .await
+            .with_context(|| format!("cannot subscribe to {subject}"))?;
+        tokio::spawn(listen(subscriber, in_tx.clone(), zone_metrics.clone()));
+    }
+    let publisher = tokio::spawn(publish(
+        client.clone(),
+        out_rx,
+        in_tx.clone(),
+        zone_metrics.clone(),
+    ));
+
+    let incarnation = incarnation();
+    let saver = persist.map(|p| Saver::new(p, map_id.clone()));
+    let zone = ZoneWorld::new(
+        Arc::clone(&mesh),
+        Arc::clone(&file),
+        index,
+        incarnation,
+        saver,
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread = {
+        let (stop, ready, metrics, zone_metrics) = (
+            Arc::clone(&stop),
+            Arc::clone(&ready),
+            Arc::clone(&metrics),
+            zone_metrics.clone(),
+        );
+        std::thread::Builder::new()
+            .name(format!("zone {name}"))
+            .spawn(move || {
+                zone_loop(zone, in_rx, out_tx, &metrics, &zone_metrics, &stop, &ready);
+                if let Some(writer) = writer {
+                    writer.stop();
+                }
+            })
+            .context("cannot start the zone's world thread")?
+    };
+    info!(
+        zone = %name, incarnation, metrics = %metrics_addr, nats = %file.nats,
+        region = ?spec.region, "zone started"
+    );
+    let thread_done = tokio::task::spawn_blocking(move || thread.join());
+    tokio::pin!(thread_done);
+    let result = tokio::select! {
+        joined = &mut thread_done => Err(anyhow!("the zone's world thread stopped: {:?}", joined.map(|j| j.is_ok()))),
+        _ = shutdown.wait_for(|&s| s) => Ok(()),
+    };
+    stop.store(true, Ordering::Relaxed);
+    if result.is_ok() {
+        let _ = thread_done.await;
+    }
+    // The last frames and answers go out before the connection closes.
+    let _ = tokio::time::timeout(Duration::from_secs(2), publisher).await;
+    let _ = client.flush().await;
+    http.abort();
+    info!(zone = %name, "zone stopped");
+    result
+}
+
+/// A number telling this start of a zone from earlier ones.
+fn incarnation() -> u32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    (nanos as u32) ^ std::process::id().rotate_left(16)
+}
+
+/// Forwards one subscription's messages to the world thread.
+async fn listen(
+    mut subscriber: async_nats::Subscriber,
+    inbox: mpsc::Sender<ZoneIn>,
+    m: ZoneMetrics,
+) {
+    while let Some(message) = subscriber.next().await {
+        let reply = message.reply.as_ref().map(|r| r.to_string());
+        let decoded = match bus::decode(&message.subject, &message.payload) {
+            Ok(decoded) => decoded,
+            Err(why) => {
+                m.bus_invalid.inc();
+                warn!(%why, "bus payload refused");
+                continue;
+            }
+        };
+        let item = match decoded {
+            BusMessage::Frame(frame) => ZoneIn::Frame(Box::new(frame)),
+            BusMessage::Join(join) => ZoneIn::Join(join, reply),
+            BusMessage::Input(input) => ZoneIn::Input(input),
+            BusMessage::Leave(leave) => ZoneIn::Leave(leave.id),
+            BusMessage::Handoff(handoff) => ZoneIn::Handoff(Box::new(handoff), reply),
+            other => {
+                m.bus_invalid.inc();
+                warn!(subject = %message.subject, ?other, "a message this subject does not carry");
+                continue;
+            }
+        };
+        if inbox.try_send(item).is_err() {
+            m.bus_dropped.inc();
+        }
+    }
+}
+
+/// Publishes what the world thread says, in order; handoff requests wait for their answer
+/// on a task of their own.
+async fn publish(
+    client: async_nats::Client,
+    mut outbox: mpsc::Receiver<ZoneOut>,
+    inbox: mpsc::Sender<ZoneIn>,
+    m: ZoneMetrics,
+) {
+    while let Some(out) = outbox.recv().await {
+        match out {
+            ZoneOut::Publish(subject, message) => {
+                let Ok(payload) = bus::encode(&message) else {
+                    error!(%subject, "a bus message too large to send");
+                    continue;
+                };
+                m.bus_bytes_out.inc_by(payload.len() as u64);
+                if let Err(err) = client.publish(subject.clone(), payload).await {
+                    warn!(%subject, %err, "cannot publish");
+                }
+            }
+            ZoneOut::Request(subject, message, id, epoch) => {
+                let Ok(payload) = bus::encode(&message) else {
+                    error!(%subject, "a handoff too large to send");
+                    continue;
+                };
+                m.bus_bytes_out.inc_by(payload.len() as u64);
+                let (client, inbox) = (client.clone(), inbox.clone());
+                tokio::spawn(async move {
+                    let ack = match client.request(subject.clone(), payload).await {
+                        Ok(reply) => match bus::decode(&subject, &reply.payload) {
+                            Ok(BusMessage::HandoffAck(ack)) => Some(ack),
+                            _ => None,
+                        },
+                        Err(err) => {
+                            warn!(%subject, %err, "handoff unanswered");
+                            None
+                        }
+                    };
+                    // The world thread always takes answers: they settle custody.
+                    let _ = inbox.send(ZoneIn::HandoffAnswer { id, epoch, ack }).await;
+                });
+            }
+        }
+    }
+}
+
+fn zone_loop(
+    mut zone: ZoneWorld,
+    mut inbox: mpsc::Receiver<ZoneIn>,
+    outbox: mpsc::Sender<ZoneOut>,
+    metrics: &Metrics,
+    m: &ZoneMetrics,
+    stop: &AtomicBool,
+    ready: &AtomicBool,
+) {
+    let mut pacer = Pacer::new();
+    while !stop.load(Ordering::Relaxed) {
+        let start = Instant::now();
+        for _ in 0..MAX_MESSAGES_PER_TICK {
+            let Ok(message) = inbox.try_recv() else {
+                break;
+            };
+            match zone.handle(message) {
+                Some(Settled::Handed(took)) => {
+                    m.handoffs.inc();
+                    m.handoff_seconds.observe(took.as_secs_f64());
+                }
+                Some(Settled::Failed) => {
+                    m.handoffs_failed.inc();
+                }
+                None => {}
+            }
+        }
+        let (out, said) = zone.tick();
+        for message in said {
+            if outbox.try_send(message).is_err() {
+                m.bus_dropped.inc();
+            }
+        }
+        let counts = zone.counts();
+        m.reals.set(counts.reals as i64);
+        m.in_flight.set(counts.in_flight as i64);
+        m.ghosts.set(counts.ghosts as i64);
+        metrics.players.set(counts.players as i64);
+        metrics.npcs.set((counts.reals - counts.players) as i64);
+        metrics.paths_waiting.set(out.paths_waiting as i64);
+        let took = start.elapsed();
+        metrics.ticks.inc();
+        metrics.observe_tick(took);
+        ready.store(true, Ordering::Relaxed);
+        pacer.wait(metrics);
+    }
+    zone.save_everyone();
+}

@@ -1,0 +1,860 @@
+//! A zone's world thread: the bodies real in its region, the ghosts of its neighbours'
+//! bodies near its borders, the handoffs in both directions, and its players. No NATS
+//! here: the bus shell ([`super::zone`]) hands it what arrived ([`ZoneIn`]) and takes
+//! what it has to say ([`ZoneOut`]), so the world thread never waits on the bus.
+//!
+//! Custody rules (see `docs/zones.md`):
+//! - a body is real in exactly one zone; a zone hands a real body that walked more than
+//!   the handoff margin out of its region to the zone that owns its position, with its
+//!   epoch plus one, and lists it as in flight until the answer;
+//! - the receiver makes it real, publishes a frame with it, and only then answers;
+//! - on a refusal or no answer the sender takes it back with its epoch plus one again, and
+//!   of two real claims on one id the higher epoch wins (the lower one is dropped).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use navmesh::{NavMesh, Rng};
+use protocol::bus::{
+    BusMessage, CarriedBody, CarriedBrain, Custody, FrameBody, Handoff, HandoffAck, JoinReply,
+    JoinRequest, ZoneFrame,
+};
+use protocol::{Command, EntityKind, NetId};
+use sim::{Brain, Carried, EntityId, Input, Kind, Vec2, World, WorldConfig};
+use tracing::{debug, info, warn};
+
+use super::bus::{Verb, subject};
+use super::{ClusterFile, ZoneSpec};
+use crate::game::{RADIUS_M, SPEED_MPS};
+use crate::persist::{Saver, now_ms};
+use crate::sample::SpawnPlacer;
+
+/// What the bus brought a zone.
+#[derive(Debug)]
+pub(crate) enum ZoneIn {
+    /// A gateway asks for a character; answer on `reply`.
+    Join(JoinRequest, Option<String>),
+    /// A player's command.
+    Input(protocol::bus::PlayerInput),
+    /// A player left.
+    Leave(NetId),
+    /// A neighbour hands over a body; answer on `reply`.
+    Handoff(Box<Handoff>, Option<String>),
+    /// The answer to a handoff this zone sent (`None`: none came in time).
+    HandoffAnswer {
+        /// The body.
+        id: NetId,
+        /// The epoch it was offered with.
+        epoch: u32,
+        /// The answer.
+        ack: Option<HandoffAck>,
+    },
+    /// A neighbour's frame.
+    Frame(Box<ZoneFrame>),
+}
+
+/// What a zone says on the bus, in order.
+#[derive(Debug)]
+pub(crate) enum ZoneOut {
+    /// Published on `subject`.
+    Publish(String, BusMessage),
+    /// A handoff request on `subject`; its answer comes back as [`ZoneIn::HandoffAnswer`].
+    Request(String, BusMessage, NetId, u32),
+}
+
+/// Counts the shell turns into metrics.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ZoneCounts {
+    /// Bodies real here.
+    pub(crate) reals: usize,
+    /// Bodies handed over and not yet answered.
+    pub(crate) in_flight: usize,
+    /// Ghosts mirrored.
+    pub(crate) ghosts: usize,
+    /// Player characters real here.
+    pub(crate) players: usize,
+}
+
+struct Player {
+    account: String,
+    taken_seq: Option<u32>,
+    applied_seq: u32,
+    pending: Option<Command>,
+    last_saved: Option<[f32; 2]>,
+}
+
+struct Real {
+    local: EntityId,
+    epoch: u32,
+    player: Option<Player>,
+}
+
+struct InFlight {
+    to: String,
+    epoch: u32,
+    since: Instant,
+    carried: Carried,
+    player: Option<Player>,
+}
+
+/// What a spawn input in this tick's list was for, in order.
+enum Spawning {
+    Npc,
+    Join(JoinRequest, Option<String>),
+    Adopt(Box<Handoff>, Option<String>),
+    Ghost(NetId, u32),
+    TakeBack(NetId, u32, Option<Player>),
+}
+
+/// How one of this zone's handoffs ended, for the shell's metrics.
+pub(crate) enum Settled {
+    /// The neighbour took it, this long after the offer.
+    Handed(Duration),
+    /// Refused or unanswered: the body stayed here.
+    Failed,
+}
+
+/// The zone's world and everything it keeps about bodies across the cluster.
+pub(crate) struct ZoneWorld {
+    world: World,
+    file: Arc<ClusterFile>,
+    spec: ZoneSpec,
+    index: usize,
+    incarnation: u32,
+    reals: BTreeMap<NetId, Real>,
+    in_flight: BTreeMap<NetId, InFlight>,
+    ghosts: HashMap<NetId, (EntityId, u32)>,
+    /// Each neighbour's latest frame and when it came.
+    frames: BTreeMap<String, (ZoneFrame, Instant)>,
+    /// Where bodies went, so late inputs and leaves follow them.
+    handed_to: HashMap<NetId, (String, u64)>,
+    inputs: Vec<Input>,
+    spawning: Vec<Spawning>,
+    /// Bodies handed over in the last tick: at the next step each becomes a ghost where it
+    /// stood (id, its body here, where, its new epoch).
+    leaving: Vec<(NetId, EntityId, Vec2, u32)>,
+    out: Vec<ZoneOut>,
+    /// Answers sent after this tick's frame.
+    answers: Vec<ZoneOut>,
+    next_npc: u32,
+    saver: Option<Saver>,
+    ticks: u64,
+}
+
+/// Ticks between two rounds of saving the players that moved.
+const SAVE_EVERY_TICKS: u64 = 10;
+/// How long a zone remembers where a body went, ticks (late inputs follow it).
+const REMEMBER_HANDED_TICKS: u64 = 200;
+/// A neighbour whose last frame is older than this is taken for down.
+const NEIGHBOUR_STALE: Duration = Duration::from_secs(1);
+/// Players' ids have this bit set; zones mint NPC ids without it.
+pub(crate) const PLAYER_BIT: u32 = 1 << 31;
+
+impl ZoneWorld {
+    /// Zone `index` of `file` on `mesh`, with its share of the NPCs spawned at the first
+    /// tick; `incarnation` tells this start from earlier ones.
+    pub(crate) fn new(
+        mesh: Arc<NavMesh>,
+        file: Arc<ClusterFile>,
+        index: usize,
+        incarnation: u32,
+        saver: Option<Saver>,
+    ) -> ZoneWorld {
+        let spec = file.zones[index].clone();
+        let seed = file.seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let world = World::new(WorldConfig::default(), Arc::clone(&mesh), seed);
+        let mut zone = ZoneWorld {
+            world,
+            spec,
+            index,
+            incarnation,
+            reals: BTreeMap::new(),
+            in_flight: BTreeMap::new(),
+            ghosts: HashMap::new(),
+            frames: BTreeMap::new(),
+            handed_to: HashMap::new(),
+            inputs: Vec::new(),
+            spawning: Vec::new(),
+            leaving: Vec::new(),
+            out: Vec::new(),
+            answers: Vec::new(),
+            next_npc: 0,
+            saver,
+            ticks: 0,
+            file,
+        };
+        zone.spawn_npcs(&mesh, seed);
+        zone
+    }
+
+    /// Queues this zone's share of the NPCs: the cluster's count times its share of the
+    /// walkable area (estimated by sampling), placed in its region.
+    fn spawn_npcs(&mut self, mesh: &NavMesh, seed: u64) {
+        let mut rng = Rng::new(seed);
+        let samples = 4_000;
+        let mine = (0..samples)
+            .filter_map(|_| mesh.random_point(&mut rng))
+            .filter(|(p, _)| self.spec.contains(p.x as f32, p.y as f32))
+            .count();
+        let count = (f64::from(self.file.npcs) * mine as f64 / f64::from(samples)).round() as usize;
+        let mut placer = SpawnPlacer::new(mesh, f64::from(RADIUS_M));
+        let mut placed = 0;
+        for _ in 0..count.saturating_mul(50) {
+            if placed == count {
+                break;
+            }
+            let Some((p, _)) = placer.place(&mut rng) else {
+                break;
+            };
+            if !self.spec.contains(p.x as f32, p.y as f32) {
+                continue;
+            }
+            self.inputs.push(Input::Spawn {
+                kind: Kind::Npc,
+                pos: Vec2::new(p.x as f32, p.y as f32),
+                radius_m: RADIUS_M,
+                speed_mps: SPEED_MPS,
+                brain: Brain::Wander,
+            });
+            self.spawning.push(Spawning::Npc);
+            placed += 1;
+        }
+        info!(zone = %self.spec.name, npcs = placed, "NPCs placed in the region");
+    }
+
+    /// Takes one message from the bus.
+    pub(crate) fn handle(&mut self, message: ZoneIn) -> Option<Settled> {
+        match message {
+            ZoneIn::Join(request, reply) => self.join(request, reply),
+            ZoneIn::Input(input) => {
+                if let Some(player) = self
+                    .reals
+                    .get_mut(&input.id)
+                    .and_then(|real| real.player.as_mut())
+                {
+                    if player.taken_seq.is_none_or(|taken| input.seq > taken) {
+                        player.taken_seq = Some(input.seq);
+                        if input.command != Command::Nothing {
+                            player.pending = Some(input.command);
+                        }
+                    }
+                } else if let Some(flight) = self.in_flight.get(&input.id) {
+                    let to = flight.to.clone();
+                    self.forward(&to, Verb::Input, BusMessage::Input(input));
+                } else if let Some((to, _)) = self.handed_to.get(&input.id).cloned() {
+                    self.forward(&to, Verb::Input, BusMessage::Input(input));
+                }
+            }
+            ZoneIn::Leave(id) => self.leave(id),
+            ZoneIn::Handoff(handoff, reply) => self.offered(handoff, reply),
+            ZoneIn::HandoffAnswer { id, epoch, ack } => return self.answered(id, epoch, ack),
+            ZoneIn::Frame(frame) => {
+                if frame.zone != self.spec.name {
+                    self.frames
+                        .insert(frame.zone.clone(), (*frame, Instant::now()));
+                }
+            }
+        }
+        None
+    }
+
+    fn forward(&mut self, zone: &str, verb: Verb, message: BusMessage) {
+        self.out
+            .push(ZoneOut::Publish(subject(zone, verb), message));
+    }
+
+    fn join(&mut self, request: JoinRequest, reply: Option<String>) {
+        if self.reals.contains_key(&request.id) || self.in_flight.contains_key(&request.id) {
+            // Asked again (the gateway's first answer was lost): it is here already.
+            if let Some(reply) = reply {
+                self.answers.push(ZoneOut::Publish(
+                    reply,
+                    BusMessage::Joined(JoinReply {
+                        id: request.id,
+                        refused: None,
+                    }),
+                ));
+            }
+            return;
+        }
+        let [x, y] = request.at;
+        let pos = if x.is_finite() && y.is_finite() {
+            let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
+            self.world
+                .mesh()
+                .nearest_point(wanted, 1e3)
+                .map(|(p, _)| Vec2::new(p.x as f32, p.y as f32))
+        } else {
+            None
+        };
+        let Some(pos) = pos else {
+            if let Some(reply) = reply {
+                self.answers.push(ZoneOut::Publish(
+                    reply,
+                    BusMessage::Joined(JoinReply {
+                        id: request.id,
+                        refused: Some(format!("no walkable point near {:?}", request.at)),
+                    }),
+                ));
+            }
+            return;
+        };
+        if let Some((ghost, _)) = self.ghosts.remove(&request.id) {
+            self.inputs.push(Input::Despawn(ghost));
+        }
+        self.inputs.push(Input::Spawn {
+            kind: Kind::Player,
+            pos,
+            radius_m: RADIUS_M,
+            speed_mps: SPEED_MPS,
+            brain: Brain::Idle,
+        });
+        self.spawning.push(Spawning::Join(request, reply));
+    }
+
+    fn leave(&mut self, id: NetId) {
+        if let Some(mut real) = self.reals.remove(&id) {
+            if let (Some(saver), Some(player), Some(body)) = (
+                self.saver.as_mut(),
+                real.player.as_mut(),
+                self.world.body(real.local),
+            ) {
+                player.last_saved = None;
+                let pos = [body.pos.x, body.pos.y];
+                saver.record(
+                    &player.account,
+                    &player.account,
+                    pos,
+                    &mut player.last_saved,
+                    now_ms(),
+                );
+                saver.flush();
+            }
+            self.inputs.push(Input::Despawn(real.local));
+        } else if let Some(flight) = self.in_flight.get(&id) {
+            let to = flight.to.clone();
+            self.forward(
+                &to,
+                Verb::Leave,
+                BusMessage::Leave(protocol::bus::PlayerLeave { id }),
+            );
+        } else if let Some((to, _)) = self.handed_to.get(&id).cloned() {
+            self.forward(
+                &to,
+                Verb::Leave,
+                BusMessage::Leave(protocol::bus::PlayerLeave { id }),
+            );
+        }
+    }
+
+    /// A neighbour offers a body.
+    fn offered(&mut self, handoff: Box<Handoff>, reply: Option<String>) {
+        let refuse = |why: String| {
+            BusMessage::HandoffAck(HandoffAck {
+                id: handoff.id,
+                epoch: handoff.epoch,
+                refused: Some(why),
+            })
+        };
+        let held = self
+            .reals
+            .get(&handoff.id)
+            .map(|r| r.epoch)
+            .or_else(|| self.in_flight.get(&handoff.id).map(|f| f.epoch));
+        let why = if held.is_some_and(|epoch| epoch >= handoff.epoch) {
+            Some(format!("epoch {} is not newer than ours", handoff.epoch))
+        } else if !carried(&handoff.body).is_valid() {
+            Some("the body's numbers are not usable".to_owned())
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            warn!(zone = %self.spec.name, id = ?handoff.id, %why, "handoff refused");
+            if let Some(reply) = reply {
+                self.answers.push(ZoneOut::Publish(reply, refuse(why)));
+            }
+            return;
+        }
+        if let Some(real) = self.reals.remove(&handoff.id) {
+            // An older claim of ours loses to the newer epoch.
+            self.inputs.push(Input::Despawn(real.local));
+        }
+        if let Some((ghost, _)) = self.ghosts.remove(&handoff.id) {
+            self.inputs.push(Input::Despawn(ghost));
+        }
+        self.inputs
+            .push(Input::Adopt(Box::new(carried(&handoff.body))));
+        self.spawning.push(Spawning::Adopt(handoff, reply));
+    }
+
+    /// The answer to one of our handoffs.
+    fn answered(&mut self, id: NetId, epoch: u32, ack: Option<HandoffAck>) -> Option<Settled> {
+        let flight = self.in_flight.get(&id).filter(|f| f.epoch == epoch)?;
+        match ack {
+            Some(HandoffAck { refused: None, .. }) => {
+                let flight = self.in_flight.remove(&id)?;
+                self.handed_to.insert(id, (flight.to, self.ticks));
+                Some(Settled::Handed(flight.since.elapsed()))
+            }
+            answer => {
+                warn!(
+                    zone = %self.spec.name, ?id, to = %flight.to,
+                    why = ?answer.and_then(|a| a.refused),
+                    "handoff not taken; the body stays here"
+                );
+                let flight = self.in_flight.remove(&id)?;
+                self.inputs.push(Input::Adopt(Box::new(flight.carried)));
+                self.spawning
+                    .push(Spawning::TakeBack(id, flight.epoch + 1, flight.player));
+                Some(Settled::Failed)
+            }
+        }
+    }
+
+    /// One tick: ghosts placed, players' commands, the world stepped, bodies handed over,
+    /// the frame and the answers queued. Returns what to say on the bus, in order.
+    pub(crate) fn tick(&mut self) -> (sim::StepOutput, Vec<ZoneOut>) {
+        self.ticks += 1;
+        self.sync_ghosts();
+        for (id, local, pos, epoch) in std::mem::take(&mut self.leaving) {
+            // The source keeps a body it handed over only as a ghost.
+            self.inputs.push(Input::Despawn(local));
+            self.inputs.push(Input::SpawnGhost {
+                pos,
+                radius_m: RADIUS_M,
+                speed_mps: SPEED_MPS,
+            });
+            self.spawning.push(Spawning::Ghost(id, epoch));
+        }
+        self.players_commands();
+        let out = self.world.step(&self.inputs);
+        self.inputs.clear();
+        self.take_spawned(&out.spawned);
+        self.hand_over();
+        self.handed_to
+            .retain(|_, (_, at)| self.ticks.saturating_sub(*at) < REMEMBER_HANDED_TICKS);
+        if self.ticks.is_multiple_of(SAVE_EVERY_TICKS) {
+            self.save_moved();
+        }
+        // The frame goes first: it lists the bodies offered in this tick as in flight
+        // before their offers leave, and the bodies taken over as real before the answers
+        // that say so, so a listener to every frame never sees a body real twice or
+        // nowhere.
+        let mut said = vec![ZoneOut::Publish(
+            subject(&self.spec.name, Verb::Frame),
+            BusMessage::Frame(self.frame()),
+        )];
+        said.append(&mut self.out);
+        said.append(&mut self.answers);
+        (out, said)
+    }
+
+    /// Mirrors the neighbours' bodies within the ghost band; drops our real claims that a
+    /// neighbour holds with a newer epoch.
+    fn sync_ghosts(&mut self) {
+        let band = self.file.ghost_band_m;
+        let mut seen: HashMap<NetId, ()> = HashMap::with_capacity(self.ghosts.len());
+        // Bodies in flight keep their ghost here until their new owner's frame moves it.
+        for id in self.in_flight.keys() {
+            seen.insert(*id, ());
+        }
+        let becoming: Vec<NetId> = self.leaving.iter().map(|l| l.0).collect();
+        let mut lost = Vec::new();
+        // A neighbour silent for a second is down: its ghosts go (they come back with it).
+        let now = Instant::now();
+        self.frames
+            .retain(|_, (_, at)| now.duration_since(*at) < NEIGHBOUR_STALE);
+        for (frame, _) in self.frames.values() {
+            for body in &frame.bodies {
+                if let Some(real) = self.reals.get(&body.id) {
+                    if body.custody == Custody::Real && body.epoch > real.epoch {
+                        lost.push(body.id);
+                    }
+                    continue;
+                }
+                if becoming.contains(&body.id)
+                    || self.spec.distance(body.pos[0], body.pos[1]) > band
+                    || (seen.contains_key(&body.id) && !self.in_flight.contains_key(&body.id))
+                {
+                    continue;
+                }
+                seen.insert(body.id, ());
+                let pos = Vec2::new(body.pos[0], body.pos[1]);
+                match self.ghosts.get(&body.id) {
+                    Some(&(local, _)) => self.inputs.push(Input::PlaceGhost(local, pos)),
+                    None => {
+                        self.inputs.push(Input::SpawnGhost {
+                            pos,
+                            radius_m: body.radius_m,
+                            speed_mps: body.speed_mps,
+                        });
+                        self.spawning.push(Spawning::Ghost(body.id, body.epoch));
+                    }
+                }
+            }
+        }
+        for id in lost {
+            if let Some(real) = self.reals.remove(&id) {
+                warn!(zone = %self.spec.name, ?id, "a newer claim elsewhere; ours is dropped");
+                self.inputs.push(Input::Despawn(real.local));
+            }
+        }
+        let gone: Vec<NetId> = self
+            .ghosts
+            .keys()
+            .filter(|id| !seen.contains_key(id))
+            .copied()
+            .collect();
+        for id in gone {
+            if let Some((local, _)) = self.ghosts.remove(&id) {
+                self.inputs.push(Input::Despawn(local));
+            }
+        }
+    }
+
+    fn players_commands(&mut self) {
+        for real in self.reals.values_mut() {
+            let Some(player) = real.player.as_mut() else {
+                continue;
+            };
+            if let Some(seq) = player.taken_seq {
+                player.applied_seq = seq;
+            }
+            let Some(command) = player.pending.take() else {
+                continue;
+            };
+            self.inputs.push(match command {
+                Command::MoveTo { x, y } => {
+                    let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
+                    let Some((goal, _)) = self.world.mesh().nearest_point(wanted, 1e3) else {
+                        continue;
+                    };
+                    Input::MoveTo(real.local, Vec2::new(goal.x as f32, goal.y as f32))
+                }
+                Command::Direction { x, y } => Input::MoveInDirection(real.local, Vec2::new(x, y)),
+                Command::Stop | Command::Nothing => Input::Stop(real.local),
+            });
+        }
+    }
+
+    /// Pairs this tick's spawned bodies with what they were spawned for.
+    fn take_spawned(&mut self, spawned: &[EntityId]) {
+        let spawning = std::mem::take(&mut self.spawning);
+        if spawning.len() != spawned.len() {
+            warn!(
+                zone = %self.spec.name,
+                asked = spawning.len(),
+                spawned = spawned.len(),
+                "spawns went missing; ids may be mismatched this tick"
+            );
+        }
+        for (what, &local) in spawning.into_iter().zip(spawned) {
+            match what {
+                Spawning::Npc => {
+                    let id = NetId {
+                        index: ((self.index as u32 + 1) << 24) | (self.next_npc & 0xff_ffff),
+                        generation: self.incarnation,
+                    };
+                    self.next_npc = self.next_npc.wrapping_add(1);
+                    self.reals.insert(
+                        id,
+                        Real {
+                            local,
+                            epoch: 0,
+                            player: None,
+                        },
+                    );
+                }
+                Spawning::Join(request, reply) => {
+                    info!(zone = %self.spec.name, id = ?request.id, account = %request.account, "player joined");
+                    self.reals.insert(
+                        request.id,
+                        Real {
+                            local,
+                            epoch: 0,
+                            player: Some(Player {
+                                account: request.account,
+                                taken_seq: None,
+                                applied_seq: 0,
+                                pending: None,
+                                last_saved: None,
+                            }),
+                        },
+                    );
+                    if let Some(reply) = reply {
+                        self.answers.push(ZoneOut::Publish(
+                            reply,
+                            BusMessage::Joined(JoinReply {
+                                id: request.id,
+                                refused: None,
+                            }),
+                        ));
+                    }
+                }
+                Spawning::Adopt(handoff, reply) => {
+                    debug!(zone = %self.spec.name, id = ?handoff.id, from = %handoff.from, "body taken over");
+                    let player = handoff.player.map(|(account, seq)| Player {
+                        account,
+                        taken_seq: Some(seq),
+                        applied_seq: seq,
+                        pending: None,
+                        last_saved: None,
+                    });
+                    self.reals.insert(
+                        handoff.id,
+                        Real {
+                            local,
+                            epoch: handoff.epoch,
+                            player,
+                        },
+                    );
+                    if let Some(reply) = reply {
+                        self.answers.push(ZoneOut::Publish(
+                            reply,
+                            BusMessage::HandoffAck(HandoffAck {
+                                id: handoff.id,
+                                epoch: handoff.epoch,
+                                refused: None,
+                            }),
+                        ));
+                    }
+                }
+                Spawning::Ghost(id, epoch) => {
+                    self.ghosts.insert(id, (local, epoch));
+                }
+                Spawning::TakeBack(id, epoch, player) => {
+                    self.reals.insert(
+                        id,
+                        Real {
+                            local,
+                            epoch,
+                            player,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// Offers every real body more than the margin out of the region to its new owner.
+    fn hand_over(&mut self) {
+        let margin = self.file.handoff_margin_m;
+        let leaving: Vec<(NetId, String)> = self
+            .reals
+            .iter()
+            .filter_map(|(&id, real)| {
+                let body = self.world.body(real.local)?;
+                if self.spec.distance(body.pos.x, body.pos.y) <= margin {
+                    return None;
+                }
+                let owner = self.file.zone_of(body.pos.x, body.pos.y)?;
+                Some((id, owner.name.clone()))
+            })
+            .collect();
+        for (id, to) in leaving {
+            let Some(real) = self.reals.remove(&id) else {
+                continue;
+            };
+            let Some(carried) = self.world.carry(real.local) else {
+                continue;
+            };
+            let epoch = real.epoch + 1;
+            let handoff = Handoff {
+                from: self.spec.name.clone(),
+                id,
+                epoch,
+                player: real
+                    .player
+                    .as_ref()
+                    .map(|p| (p.account.clone(), p.applied_seq)),
+                body: carried_body(&carried),
+            };
+            if let (Some(saver), Some(player)) = (self.saver.as_mut(), real.player.as_ref()) {
+                let mut last = None;
+                let pos = [carried.pos.x, carried.pos.y];
+                saver.record(&player.account, &player.account, pos, &mut last, now_ms());
+                saver.flush();
+            }
+            self.out.push(ZoneOut::Request(
+                subject(&to, Verb::Handoff),
+                BusMessage::Handoff(handoff),
+                id,
+                epoch,
+            ));
+            self.leaving.push((id, real.local, carried.pos, epoch));
+            self.in_flight.insert(
+                id,
+                InFlight {
+                    to,
+                    epoch,
+                    since: Instant::now(),
+                    carried,
+                    player: real.player,
+                },
+            );
+        }
+    }
+
+    fn save_moved(&mut self) {
+        let Some(saver) = self.saver.as_mut() else {
+            return;
+        };
+        let now = now_ms();
+        for real in self.reals.values_mut() {
+            let (Some(player), Some(body)) = (real.player.as_mut(), self.world.body(real.local))
+            else {
+                continue;
+            };
+            let pos = [body.pos.x, body.pos.y];
+            saver.record(
+                &player.account,
+                &player.account,
+                pos,
+                &mut player.last_saved,
+                now,
+            );
+        }
+        saver.flush();
+    }
+
+    /// Saves every player where it stands (the zone is stopping).
+    pub(crate) fn save_everyone(&mut self) {
+        for real in self.reals.values_mut() {
+            if let Some(player) = real.player.as_mut() {
+                player.last_saved = None;
+            }
+        }
+        self.save_moved();
+    }
+
+    fn frame(&self) -> ZoneFrame {
+        let mut bodies = Vec::with_capacity(self.reals.len() + self.in_flight.len());
+        let mut applied = Vec::new();
+        for (&id, real) in &self.reals {
+            let Some(body) = self.world.body(real.local) else {
+                continue;
+            };
+            bodies.push(FrameBody {
+                id,
+                epoch: real.epoch,
+                custody: Custody::Real,
+                kind: entity_kind(body.kind),
+                pos: [body.pos.x, body.pos.y],
+                radius_m: body.radius_m,
+                speed_mps: SPEED_MPS,
+                motion: crate::interest::wire_motion(body.motion),
+            });
+            if let Some(player) = &real.player {
+                applied.push((id, player.applied_seq));
+            }
+        }
+        for (&id, flight) in &self.in_flight {
+            let c = &flight.carried;
+            bodies.push(FrameBody {
+                id,
+                epoch: flight.epoch,
+                custody: Custody::InFlight,
+                kind: entity_kind(c.kind),
+                pos: [c.pos.x, c.pos.y],
+                radius_m: c.radius_m,
+                speed_mps: c.speed_mps,
+                motion: crate::interest::wire_motion(c.motion),
+            });
+        }
+        ZoneFrame {
+            zone: self.spec.name.clone(),
+            incarnation: self.incarnation,
+            tick: self.world.tick().0,
+            bodies,
+            applied,
+        }
+    }
+
+    /// The counts for the metrics.
+    pub(crate) fn counts(&self) -> ZoneCounts {
+        ZoneCounts {
+            reals: self.reals.len(),
+            in_flight: self.in_flight.len(),
+            ghosts: self.ghosts.len(),
+            players: self.reals.values().filter(|r| r.player.is_some()).count(),
+        }
+    }
+}
+
+fn entity_kind(kind: Kind) -> EntityKind {
+    match kind {
+        Kind::Npc => EntityKind::Npc,
+        Kind::Player => EntityKind::Player,
+    }
+}
+
+fn v(p: [f32; 2]) -> Vec2 {
+    Vec2::new(p[0], p[1])
+}
+
+fn a(v: Vec2) -> [f32; 2] {
+    [v.x, v.y]
+}
+
+/// The bus form of a carried body.
+pub(crate) fn carried_body(c: &Carried) -> CarriedBody {
+    CarriedBody {
+        kind: entity_kind(c.kind),
+        brain: match &c.brain {
+            Brain::Wander => CarriedBrain::Wander,
+            Brain::Patrol(points) => CarriedBrain::Patrol(points.iter().map(|&p| a(p)).collect()),
+            // A gather target is an id of the world it came from: it means nothing there.
+            Brain::Idle | Brain::Gather(_) => CarriedBrain::Idle,
+        },
+        pos: a(c.pos),
+        vel: a(c.vel),
+        radius_m: c.radius_m,
+        speed_mps: c.speed_mps,
+        goal: c.goal.map(a),
+        direction: c.direction.map(a),
+        path: c.path.iter().map(|&p| a(p)).collect(),
+        heading: c.heading.map(a),
+        motion: sim_motion(c.motion),
+        patrol_next: c.patrol_next,
+        stalled_ticks: c.stalled_ticks,
+        best_goal_dist: c.best_goal_dist,
+    }
+}
+
+/// The world's form of a carried body.
+pub(crate) fn carried(c: &CarriedBody) -> Carried {
+    Carried {
+        kind: match c.kind {
+            EntityKind::Npc => Kind::Npc,
+            EntityKind::Player => Kind::Player,
+        },
+        brain: match &c.brain {
+            CarriedBrain::Idle => Brain::Idle,
+            CarriedBrain::Wander => Brain::Wander,
+            CarriedBrain::Patrol(points) => Brain::Patrol(points.iter().map(|&p| v(p)).collect()),
+        },
+        pos: v(c.pos),
+        vel: v(c.vel),
+        radius_m: c.radius_m,
+        speed_mps: c.speed_mps,
+        goal: c.goal.map(v),
+        direction: c.direction.map(v),
+        path: c.path.iter().map(|&p| v(p)).collect(),
+        heading: c.heading.map(v),
+        motion: match c.motion {
+            protocol::Motion::Idle => sim::Motion::Idle,
+            protocol::Motion::Moving => sim::Motion::Moving,
+            protocol::Motion::WaitingForPath => sim::Motion::WaitingForPath,
+            protocol::Motion::Circling => sim::Motion::Circling,
+            protocol::Motion::Repulsed => sim::Motion::Repulsed,
+        },
+        patrol_next: c.patrol_next,
+        stalled_ticks: c.stalled_ticks,
+        best_goal_dist: c.best_goal_dist,
+    }
+}
+
+fn sim_motion(m: sim::Motion) -> protocol::Motion {
+    crate::interest::wire_motion(m)
+}

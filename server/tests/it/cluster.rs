@@ -1,0 +1,407 @@
+//! One world across processes, on loopback: a real nats-server (Debian's package), two
+//! `server zone` processes (the binary) splitting den520d at x = 128, and a gateway
+//! started in-process, with a swarm of bots over real QUIC. A census listens to every
+//! zone's frames on NATS and checks, at every frame, that no id is real in two zones and
+//! that every NPC is in some zone's custody.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use client::Trust;
+use futures_util::StreamExt;
+use loadtest::bot::Behaviour;
+use loadtest::swarm::{Options, Progress, run};
+use protocol::NetId;
+use protocol::bus::{BusMessage, Custody};
+use server::config::Config;
+use server::run::start_gateway;
+
+/// Players' ids have this bit set (gateways mint them); NPCs' ids do not.
+const PLAYER_BIT: u32 = 1 << 31;
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when dropped.
+pub(crate) struct Killed(pub(crate) Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A nats-server on a free loopback port.
+pub(crate) fn nats() -> (Killed, String) {
+    let port = free_port();
+    let child = Command::new("nats-server")
+        .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nats-server (Debian's package nats-server) must be installed");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nats-server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (Killed(child), format!("nats://127.0.0.1:{port}"))
+}
+
+/// A scratch directory of the test's own.
+pub(crate) fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mmo-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes a two-zone cluster file for den520d (the embedded map) and returns its path
+/// and the zones' metrics addresses.
+pub(crate) fn two_zones(
+    dir: &Path,
+    nats: &str,
+    npcs: u32,
+    store: Option<&str>,
+) -> (PathBuf, [SocketAddr; 2]) {
+    let metrics = [free_port(), free_port()].map(|p| SocketAddr::from(([127, 0, 0, 1], p)));
+    let store = store
+        .map(|s| format!("store = \"{s}\"\n"))
+        .unwrap_or_default();
+    let text = format!(
+        r#"npcs = {npcs}
+nats = "{nats}"
+{store}
+[[zones]]
+name = "west"
+region = [0.0, 0.0, 128.0, 257.0]
+metrics_listen = "{}"
+
+[[zones]]
+name = "east"
+region = [128.0, 0.0, 256.0, 257.0]
+metrics_listen = "{}"
+
+[[gateways]]
+name = "gw1"
+listen = "127.0.0.1:0"
+metrics_listen = "127.0.0.1:0"
+"#,
+        metrics[0], metrics[1]
+    );
+    let path = dir.join("cluster.toml");
+    std::fs::write(&path, text).unwrap();
+    (path, metrics)
+}
+
+/// Starts `server zone` for `zone`, its log in the scratch directory.
+pub(crate) fn zone(cluster: &Path, zone: &str) -> Killed {
+    let log = std::fs::File::create(cluster.with_file_name(format!("{zone}.log"))).unwrap();
+    Killed(
+        Command::new(env!("CARGO_BIN_EXE_server"))
+            .args(["zone", "--cluster"])
+            .arg(cluster)
+            .args(["--zone", zone])
+            .env("RUST_LOG", "warn,server::cluster=info")
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// Waits until a zone's /metrics answers and shows its first ticks.
+pub(crate) async fn wait_ticking(metrics: SocketAddr) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(ticks) = scrape(metrics, "mmo_ticks_total").await
+            && ticks > 0.0
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "zone at {metrics} never ticked");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// One sample of a metric from `/metrics`.
+pub(crate) async fn scrape(addr: SocketAddr, name: &str) -> Option<f64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+    let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).await.ok()?;
+    text.lines()
+        .find_map(|line| line.strip_prefix(&format!("{name} ")))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// What the census saw.
+#[derive(Debug, Default)]
+pub(crate) struct Census {
+    /// Frames checked.
+    pub(crate) frames: u64,
+    /// Ids real in two zones' latest frames at once (id, zones), at most a few kept.
+    pub(crate) doubles: Vec<(NetId, String)>,
+    /// Checks at which some NPC id was in no zone's custody... counted as the number of
+    /// NPC ids in custody, min and max over every check once both zones published.
+    pub(crate) npcs_min: usize,
+    /// ... and the largest.
+    pub(crate) npcs_max: usize,
+    /// The highest epoch seen per id, summed: handoffs that took place.
+    pub(crate) epochs: u64,
+}
+
+/// Listens to every zone's frames until the returned flag is set.
+pub(crate) async fn census(
+    nats: &str,
+    zones: usize,
+) -> (Arc<Mutex<Census>>, Arc<std::sync::atomic::AtomicBool>) {
+    let client = async_nats::connect(nats).await.unwrap();
+    let mut frames = client.subscribe("mmo.zone.*.frame").await.unwrap();
+    let result = Arc::new(Mutex::new(Census {
+        npcs_min: usize::MAX,
+        ..Census::default()
+    }));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (out, done) = (Arc::clone(&result), Arc::clone(&stop));
+    tokio::spawn(async move {
+        let _client = client;
+        let mut latest: BTreeMap<String, Vec<(NetId, u32, Custody)>> = BTreeMap::new();
+        let mut epochs: HashMap<NetId, u32> = HashMap::new();
+        while let Some(message) = frames.next().await {
+            if done.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            let Ok(BusMessage::Frame(frame)) = protocol::codec::decode_bus(&message.payload) else {
+                panic!("not a frame on {}", message.subject);
+            };
+            latest.insert(
+                frame.zone.clone(),
+                frame
+                    .bodies
+                    .iter()
+                    .map(|b| (b.id, b.epoch, b.custody))
+                    .collect(),
+            );
+            for b in &frame.bodies {
+                let e = epochs.entry(b.id).or_default();
+                *e = (*e).max(b.epoch);
+            }
+            let mut c = out.lock().unwrap();
+            c.frames += 1;
+            c.epochs = epochs.values().map(|&e| u64::from(e)).sum();
+            let mut real: HashMap<NetId, &str> = HashMap::new();
+            let mut npcs: HashSet<NetId> = HashSet::new();
+            for (zone, bodies) in &latest {
+                for &(id, _, custody) in bodies {
+                    if custody == Custody::Real
+                        && let Some(other) = real.insert(id, zone)
+                        && c.doubles.len() < 10
+                    {
+                        c.doubles.push((id, format!("{other} and {zone}")));
+                    }
+                    if id.index & PLAYER_BIT == 0 {
+                        npcs.insert(id);
+                    }
+                }
+            }
+            if latest.len() == zones {
+                c.npcs_min = c.npcs_min.min(npcs.len());
+                c.npcs_max = c.npcs_max.max(npcs.len());
+            }
+        }
+    });
+    (result, stop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_zones_one_gateway_bots_and_an_exact_census() {
+    let (_nats, url) = nats();
+    let dir = scratch("cluster");
+    let (file, metrics) = two_zones(&dir, &url, 400, None);
+    let _west = zone(&file, "west");
+    let _east = zone(&file, "east");
+    for m in metrics {
+        wait_ticking(m).await;
+    }
+    let (census, stop_census) = census(&url, 2).await;
+    let gateway = start_gateway(
+        Config {
+            max_clients_per_ip: 1_000,
+            shutdown_grace_secs: 0.5,
+            // Next to the border, in a stretch open on both sides.
+            spawn_point: Some([128.0, 100.0]),
+            ..Config::default()
+        },
+        &file,
+        None,
+    )
+    .await
+    .unwrap();
+    let report = tokio::time::timeout(
+        Duration::from_secs(90),
+        run(Options {
+            server: gateway.quic_addr,
+            bots: 30,
+            ramp: Duration::from_secs(2),
+            duration: Duration::from_secs(15),
+            warmup: Duration::from_secs(3),
+            behaviour: Behaviour::Border,
+            trust: Trust::Pinned(gateway.fingerprint),
+            metrics_url: None,
+            progress: Progress::Quiet,
+            tokens: None,
+            borders: Some(Arc::new(
+                loadtest::borders::Borders::from_file(&file).unwrap(),
+            )),
+        }),
+    )
+    .await
+    .expect("the swarm ends by itself")
+    .unwrap();
+    println!("{}", report.table());
+    stop_census.store(true, std::sync::atomic::Ordering::Relaxed);
+    let handoffs = scrape(metrics[0], "mmo_handoffs_total").await.unwrap()
+        + scrape(metrics[1], "mmo_handoffs_total").await.unwrap();
+    let failed = scrape(metrics[0], "mmo_handoffs_failed_total")
+        .await
+        .unwrap()
+        + scrape(metrics[1], "mmo_handoffs_failed_total")
+            .await
+            .unwrap();
+    let reals = scrape(metrics[0], "mmo_zone_reals").await.unwrap()
+        + scrape(metrics[1], "mmo_zone_reals").await.unwrap();
+    let census = std::mem::take(&mut *census.lock().unwrap());
+    println!("census: {census:?}; handoffs {handoffs}, failed {failed}, reals now {reals}");
+    assert_eq!(report.connected, 30, "{:?}", report.failed_to_connect);
+    assert_eq!(report.dropped_count(), 0, "{:?}", report.dropped);
+    assert_eq!(report.violation_count(), 0, "{:?}", report.violations);
+    assert!(census.frames > 500, "{census:?}");
+    assert!(report.crossings_per_bot_min >= 1, "{report:?}");
+    assert!(
+        report.own_missing_max_ms <= 150.0,
+        "{}",
+        report.own_missing_max_ms
+    );
+    assert!(
+        census.doubles.is_empty(),
+        "ids real twice: {:?}",
+        census.doubles
+    );
+    assert_eq!(
+        census.npcs_min, census.npcs_max,
+        "an NPC went missing or doubled"
+    );
+    assert!(census.npcs_min >= 390, "{census:?}");
+    assert!(handoffs >= 10.0, "only {handoffs} handoffs");
+    assert_eq!(failed, 0.0);
+    gateway.shutdown().await.unwrap();
+}
+
+/// Bad cluster setups end `server zone` with one clear line and a failure exit code.
+#[test]
+fn bad_cluster_files_get_one_clear_error_line() {
+    let dir = scratch("cluster-bad");
+    let closed = free_port();
+    let (file, _) = two_zones(&dir, &format!("nats://127.0.0.1:{closed}"), 10, None);
+    let gapped = dir.join("gapped.toml");
+    std::fs::write(
+        &gapped,
+        "nats = \"nats://127.0.0.1:1\"\n[[zones]]\nname = \"a\"\nregion = [0, 0, 100, 257]\n",
+    )
+    .unwrap();
+    let overlapping = dir.join("overlapping.toml");
+    std::fs::write(
+        &overlapping,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("[128.0, 0.0, 256.0, 257.0]", "[120.0, 0.0, 256.0, 257.0]"),
+    )
+    .unwrap();
+    let cases = [
+        (&file, "north", "names no zone \"north\""),
+        (
+            &file,
+            "west",
+            &format!("cannot reach NATS at nats://127.0.0.1:{closed}") as &str,
+        ),
+        (&gapped, "a", "no zone owns the walkable point"),
+        (&overlapping, "west", "zones \"west\" and \"east\" overlap"),
+    ];
+    for (path, zone, expected) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_server"))
+            .args(["zone", "--cluster"])
+            .arg(path)
+            .args(["--zone", zone])
+            .env("RUST_LOG", "off")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{zone}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.contains(expected), "{expected:?} in {stderr}");
+    }
+}
+
+/// nats-server restarted under a running cluster: the zones reconnect by themselves, their
+/// frames reach listeners again and bodies are handed over again; nothing restarts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zones_ride_out_a_nats_restart() {
+    let (mut server, url) = nats();
+    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+    let dir = scratch("cluster-nats");
+    let (file, metrics) = two_zones(&dir, &url, 400, None);
+    let mut zones = [zone(&file, "west"), zone(&file, "east")];
+    for m in metrics {
+        wait_ticking(m).await;
+    }
+    let handoffs = || async {
+        scrape(metrics[0], "mmo_handoffs_total")
+            .await
+            .unwrap_or(0.0)
+            + scrape(metrics[1], "mmo_handoffs_total")
+                .await
+                .unwrap_or(0.0)
+    };
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    server.0.kill().unwrap();
+    server.0.wait().unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = handoffs().await;
+    server = Killed(
+        Command::new("nats-server")
+            .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (census, stop) = census(&url, 2).await;
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let after = handoffs().await;
+    let census = std::mem::take(&mut *census.lock().unwrap());
+    println!("handoffs {before} → {after}; {census:?}");
+    for zone in &mut zones {
+        assert!(zone.0.try_wait().unwrap().is_none(), "a zone exited");
+    }
+    assert!(census.frames > 100, "frames flow again: {census:?}");
+    assert!(census.doubles.is_empty(), "{:?}", census.doubles);
+    assert!(after > before, "handoffs resumed: {before} → {after}");
+    drop(server);
+}

@@ -1,0 +1,176 @@
+//! A zone killed with SIGKILL and restarted: its players, still connected to their
+//! gateway, see their characters again near where they last stood (the zones save them
+//! to a real PostgreSQL every half second), nobody is disconnected, and no id is ever
+//! real in two zones.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use client::{Client, Fingerprint, Trust};
+use protocol::Command as Order;
+use server::config::Config;
+use server::run::start_gateway;
+use store::test_postgres::TestPostgres;
+use tokio::sync::watch;
+
+use crate::cluster::{census, nats, scratch, two_zones, wait_ticking, zone};
+
+/// Players in the world.
+const PLAYERS: usize = 24;
+
+/// What a player saw.
+#[derive(Clone, Copy, Debug, Default)]
+struct Seen {
+    /// The longest time its character was missing from its snapshots.
+    missing_max: Duration,
+    /// Where it last saw its character before it went missing the longest time, and where
+    /// the character came back.
+    gone_at: Option<(f32, f32)>,
+    back_at: Option<(f32, f32)>,
+    /// Whether its session ended before the test stopped it.
+    ended: bool,
+}
+
+async fn play(
+    server: std::net::SocketAddr,
+    fingerprint: Fingerprint,
+    name: String,
+    seen: Arc<Mutex<BTreeMap<String, Seen>>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let endpoint = client::endpoint(server, Trust::Pinned(fingerprint)).unwrap();
+    let mut client = Client::connect(&endpoint, server, &name).await.unwrap();
+    let me = client.welcome().entity;
+    let bounds = client.welcome().bounds;
+    let (mut next_order, mut leg) = (Instant::now(), 0u32);
+    let mut last_pos: Option<(f32, f32)> = None;
+    // Since when the character has been missing, and where it was last seen.
+    let mut missing_since: Option<(Instant, Option<(f32, f32)>)> = None;
+    loop {
+        tokio::select! {
+            snapshot = client.next_snapshot() => {
+                if snapshot.is_err() {
+                    seen.lock().unwrap().entry(name.clone()).or_default().ended = true;
+                    return;
+                }
+            }
+            _ = stop.changed() => return,
+        }
+        let pos = client
+            .view()
+            .and_then(|(_, view)| view.get(me))
+            .map(|e| e.pos.to_metres());
+        let Some(pos) = pos else {
+            missing_since.get_or_insert((Instant::now(), last_pos));
+            continue;
+        };
+        if let Some((since, gone_at)) = missing_since.take() {
+            let missing = since.elapsed();
+            let mut seen = seen.lock().unwrap();
+            let entry = seen.entry(name.clone()).or_default();
+            if missing > entry.missing_max {
+                entry.missing_max = missing;
+                entry.gone_at = gone_at;
+                entry.back_at = Some(pos);
+            }
+        }
+        last_pos = Some(pos);
+        if Instant::now() >= next_order {
+            leg += 1;
+            let dx = if leg.is_multiple_of(2) { 8.0 } else { -8.0 };
+            let x = (pos.0 + dx).clamp(bounds.min_x, bounds.max_x);
+            let _ = client.send_command(Order::MoveTo { x, y: pos.1 });
+            next_order = Instant::now() + Duration::from_secs(3);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zone_killed_and_restarted_gives_its_players_back() {
+    let db = TestPostgres::start().unwrap();
+    let (_nats, url) = nats();
+    let dir = scratch("cluster-kill");
+    let (file, metrics) = two_zones(&dir, &url, 300, Some(&db.url()));
+    let _west = zone(&file, "west");
+    let mut east = zone(&file, "east");
+    for m in metrics {
+        wait_ticking(m).await;
+    }
+    let (census, stop_census) = census(&url, 2).await;
+    let gateway = start_gateway(
+        Config {
+            max_clients_per_ip: 1_000,
+            shutdown_grace_secs: 0.5,
+            ..Config::default()
+        },
+        &file,
+        None,
+    )
+    .await
+    .unwrap();
+    let seen = Arc::new(Mutex::new(BTreeMap::new()));
+    let (stop, stopped) = watch::channel(false);
+    let players: Vec<_> = (0..PLAYERS)
+        .map(|k| {
+            tokio::spawn(play(
+                gateway.quic_addr,
+                gateway.fingerprint,
+                format!("walker-{k}"),
+                Arc::clone(&seen),
+                stopped.clone(),
+            ))
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    east.0.kill().unwrap();
+    east.0.wait().unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let _east = zone(&file, "east");
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    stop.send_replace(true);
+    for player in players {
+        player.await.unwrap();
+    }
+    stop_census.store(true, std::sync::atomic::Ordering::Relaxed);
+    let census = std::mem::take(&mut *census.lock().unwrap());
+    let seen = seen.lock().unwrap().clone();
+    println!("census {census:?}");
+    for (name, s) in &seen {
+        println!("{name}: {s:?}");
+    }
+    assert!(
+        census.doubles.is_empty(),
+        "ids real twice: {:?}",
+        census.doubles
+    );
+    let ended: Vec<&String> = seen
+        .iter()
+        .filter(|(_, s)| s.ended)
+        .map(|(n, _)| n)
+        .collect();
+    assert!(ended.is_empty(), "sessions ended: {ended:?}");
+    let comebacks: Vec<&Seen> = seen
+        .values()
+        .filter(|s| s.missing_max > Duration::from_secs(1))
+        .collect();
+    assert!(
+        !comebacks.is_empty(),
+        "no player was in the killed zone: {seen:?}"
+    );
+    for s in &seen {
+        // Down for 3 s, back within 5 s of the restart.
+        assert!(s.1.missing_max <= Duration::from_secs(8), "{s:?}");
+    }
+    for s in comebacks {
+        let (Some(a), Some(b)) = (s.gone_at, s.back_at) else {
+            panic!("{s:?}");
+        };
+        let moved = (a.0 - b.0).hypot(a.1 - b.1);
+        assert!(
+            moved <= 3.0,
+            "came back {moved} m from where it was last seen: {s:?}"
+        );
+    }
+    gateway.shutdown().await.unwrap();
+}
