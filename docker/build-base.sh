@@ -12,6 +12,9 @@
 #                            through a TLS-inspecting proxy the build must trust the same
 #                            authority. A thin layer, remade in seconds when they change.
 #
+# `--runtime-only` makes mmo-base:bookworm alone: all that docker/build-prebuilt.sh and the
+# nats and PostgreSQL images need, when the binaries are built outside Docker (CI does).
+#
 # Each image is skipped when it already exists (mmo-rust: with the same authorities), so
 # running this again costs nothing; FORCE=1 rebuilds all three. RUSTC names the rustc
 # whose toolchain is copied (default: the one on PATH); the rust images' tag is that
@@ -130,6 +133,12 @@ add_host_cas() {
 
 main() {
   command -v docker >/dev/null || { echo "docker is not installed" >&2; exit 1; }
+  local runtime_only=0
+  case ${1:-} in
+    --runtime-only) runtime_only=1 ;;
+    '') ;;
+    *) echo "usage: docker/build-base.sh [--runtime-only]" >&2; exit 2 ;;
+  esac
   local rust_version toolchain_image rust_image digest
   rust_version=$("$RUSTC" --version | awk '{print $2}')
   toolchain_image=mmo-rust-toolchain:${rust_version%.*}
@@ -138,7 +147,11 @@ main() {
 
   local need_base=0 need_toolchain=0
   if wanted "$BASE_IMAGE"; then need_base=1; fi
-  if wanted "$toolchain_image"; then need_toolchain=1; fi
+  if ((runtime_only)); then
+    :
+  elif wanted "$toolchain_image"; then
+    need_toolchain=1
+  fi
   if ((need_base + need_toolchain)); then
     need_debootstrap
     WORK=$(mktemp -d /var/tmp/mmo-base.XXXXXX)
@@ -158,6 +171,10 @@ main() {
     rm -rf "$WORK/rust"
   fi
 
+  if ((runtime_only)); then
+    docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E "^$BASE_IMAGE " >&2
+    return
+  fi
   local current_digest
   current_digest=$(docker image inspect -f '{{index .Config.Labels "mmo.host-ca"}}' "$rust_image" 2>/dev/null || true)
   if ((need_toolchain)) || [[ ${FORCE:-0} == 1 || $current_digest != "$digest" ]]; then
