@@ -53,6 +53,15 @@ $BIN/loadtest --server 127.0.0.1:4433 --bots ${BOTS:-200} --ramp 5 --warmup 5 --
   --behaviour border --cluster $dir/cluster.toml --cert-fingerprint-file $dir/fp --report $dir/report.json || echo "loadtest exit $?"
 end_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
 echo "gateway cpu ticks: $((end_cpu - start_cpu)) (1/100 s)"
+for m in 9201 9202; do
+  # Handoff latency quantiles from the histogram's buckets (upper bounds).
+  curl -s 127.0.0.1:$m/metrics | python3 -c '
+import sys
+b = [(float(l.split("le=\"")[1].split("\"")[0]), float(l.split()[-1])) for l in sys.stdin if l.startswith("mmo_handoff_seconds_bucket")]
+n = b[-1][1] if b else 0
+q = lambda p: next((le for le, c in b if c >= p * n), None)
+print(f"zone on :'$m' handoffs {n:.0f}, latency p50 <= {q(0.5)} s, p99 <= {q(0.99)} s")'
+done
 for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_reals|handoffs_total|handoffs_failed_total|handoffs_in_flight|bus_bytes_out_total|handoff_seconds_(sum|count)|tick_seconds_(sum|count)|zone_overlapping_pairs_max|zone_bodies_in_walls_max|zone_ticks_overlapping_total|ticks_total) " ; done
 cp $dir/report.json ${REPORT:-cluster-report.json}
 [ -f $dir/east2.pid ] && kill $(cat $dir/east2.pid) 2>/dev/null || true
