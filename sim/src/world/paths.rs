@@ -3,6 +3,7 @@
 //! kept clear of the walls they wrap).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use navmesh::{NavMesh, NavMeshQuery, Point, SliceStatus};
 
@@ -45,6 +46,12 @@ impl PathQueue {
             query,
             corners: Vec::new(),
         }
+    }
+
+    /// Sets the triangle costs of later searches and the heuristic weight that goes with
+    /// them (see `NavMeshQuery::set_triangle_costs`; `world/congestion.rs`).
+    pub(super) fn set_triangle_costs(&mut self, costs: Option<Arc<[f64]>>, weight: f64) {
+        self.query.set_triangle_costs(costs, weight);
     }
 
     /// Queues a path request for body `id` at `tick` (the body's goal is read when its
@@ -147,9 +154,6 @@ impl World {
             end_where_standable(&self.mesh, corners, radius);
             let margin = f64::from(self.config.corner_margin_m);
             widen_corners(&self.mesh, corners, radius, margin);
-            if self.config.congestion_routing {
-                self.congestion.spread_corners(&self.mesh, corners, radius);
-            }
         }
         let tick = self.tick.0;
         let Some(b) = self.bodies.get_mut(id) else {
