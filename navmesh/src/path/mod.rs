@@ -88,9 +88,12 @@
 //! [`NavMeshQuery::set_triangle_costs`] adds a cost to every triangle a path enters (a
 //! crowd's jams, say). A node then carries those costs apart from its root's length
 //! (`Node::extra`): root-level pruning still compares lengths to roots plus the costs
-//! before them, and `f` is the node's cost so far plus the bound on the rest, so the
-//! search returns the taut path of least length plus costs (with a heuristic weight above
-//! 1, at most that factor above it). Without costs nothing changes.
+//! before them, and `f` is the node's cost so far plus a bound on the rest: the length
+//! bounds above plus a bound on the costs still to pay (`path/costs.rs`: a Dijkstra over
+//! the parts the costly triangles cut the mesh into). Without that second bound, a costly
+//! band across the only way would make the search expand every node shorter than the way
+//! plus its cost, most of the map. The search returns the taut path of least length plus
+//! costs. Without costs nothing changes.
 //!
 //! # Slicing
 //! [`NavMeshQuery::begin_search`], [`NavMeshQuery::update_search`] and
@@ -107,6 +110,7 @@
 
 mod clearance;
 mod corner_graph;
+mod costs;
 mod search;
 
 use std::collections::BinaryHeap;
@@ -229,13 +233,12 @@ pub struct NavMeshQuery {
     corridor: Corridor,
     /// False to answer every query by the search (see [`NavMeshQuery::set_corner_graph`]).
     corner_graph: bool,
-    /// Extra cost per triangle entered, metres, and the heuristic's weight that goes with
-    /// them (see [`NavMeshQuery::set_triangle_costs`]).
-    triangle_costs: Option<(Arc<[f64]>, f64)>,
+    /// Extra cost per triangle entered, metres (see [`NavMeshQuery::set_triangle_costs`]).
+    triangle_costs: Option<Arc<[f64]>>,
     /// The costs of the running search (`triangle_costs` when it began, if they fit).
     costs_in_use: Option<Arc<[f64]>>,
-    /// The running search's heuristic weight: 1 without costs.
-    heuristic_weight: f64,
+    /// The running search's lower bound on the costs still to pay.
+    cost_bound: costs::CostBound,
 }
 
 impl Default for NavMeshQuery {
@@ -268,7 +271,7 @@ impl Default for NavMeshQuery {
             corner_graph: true,
             triangle_costs: None,
             costs_in_use: None,
-            heuristic_weight: 1.0,
+            cost_bound: costs::CostBound::default(),
         }
     }
 }
@@ -299,31 +302,18 @@ impl NavMeshQuery {
 
     /// Extra costs for later searches: `costs[t]` metres are added to a path each time it
     /// enters triangle `t` (from another triangle; the start's triangles are free), so that
-    /// the search picks the way of least length plus costs among the taut paths it
+    /// the search returns the way of least length plus costs among the taut paths it
     /// considers (a path still bends only at wall corners). A crowd uses this to route
     /// round its jams.
-    ///
-    /// Costs make the straight-line and landmark bounds weak: to prove a way through a
-    /// costly triangle the cheapest, an exact search expands every node whose length
-    /// bound is below the way's cost. `heuristic_weight` (at least 1) multiplies those
-    /// bounds while costs are in use (weighted A\*): the search then goes greedily toward
-    /// the goal and expands far fewer nodes, and the path it returns costs at most that
-    /// factor more than the cheapest.
     ///
     /// Costs that are not all finite and not negative, a slice of another length than the
     /// mesh's triangle count, or `None` (the default) mean no costs: paths are then the
     /// shortest ones, as the module docs say. With costs, queries always run the search
-    /// (the corner graph knows only lengths). A search already running keeps the costs it
-    /// began with.
-    pub fn set_triangle_costs(&mut self, costs: Option<Arc<[f64]>>, heuristic_weight: f64) {
-        let weight = if heuristic_weight.is_finite() {
-            heuristic_weight.max(1.0)
-        } else {
-            1.0
-        };
-        self.triangle_costs = costs
-            .filter(|c| c.iter().all(|x| x.is_finite() && *x >= 0.0))
-            .map(|c| (c, weight));
+    /// (the corner graph knows only lengths), and each search first bounds the costs
+    /// still to pay from every triangle (`path/costs.rs`), a few microseconds on a mesh of
+    /// a few thousand triangles. A search already running keeps the costs it began with.
+    pub fn set_triangle_costs(&mut self, costs: Option<Arc<[f64]>>) {
+        self.triangle_costs = costs.filter(|c| c.iter().all(|x| x.is_finite() && *x >= 0.0));
     }
 
     /// Counters of the last search.
@@ -440,12 +430,11 @@ impl NavMeshQuery {
             self.state = Search::Failed(FailKind::Unreachable);
             return Err(PathError::Unreachable);
         }
-        let costs = self
+        self.costs_in_use = self
             .triangle_costs
             .as_ref()
-            .filter(|(c, _)| c.len() == mesh.triangle_count());
-        self.costs_in_use = costs.map(|(c, _)| Arc::clone(c));
-        self.heuristic_weight = costs.map_or(1.0, |&(_, w)| w);
+            .filter(|c| c.len() == mesh.triangle_count())
+            .cloned();
         if self.costs_in_use.is_none()
             && self.corner_graph
             && self.corner_query(mesh, start, goal, radius)
@@ -480,6 +469,10 @@ impl NavMeshQuery {
             return Ok(());
         }
         self.state = Search::Running { goal, radius };
+        if let Some(costs) = &self.costs_in_use {
+            self.cost_bound.prepare(mesh, costs);
+            self.cost_bound.search_from(&self.goal_tris);
+        }
         self.seed(mesh, start, goal, radius);
         Ok(())
     }

@@ -379,9 +379,11 @@ impl NavMeshQuery {
         self.pending.clear();
     }
 
-    /// A node's `f`: its `g` plus the largest of three lower bounds on the rest of the
-    /// path: straight lines through the interval, landmarks from the root, and landmarks
-    /// from the interval's edge. Only nodes that go on the open list need one.
+    /// A node's `f`: its cost so far (`g` and the triangle costs since its root) plus the
+    /// largest of three lower bounds on the rest of the path's length: straight lines
+    /// through the interval, landmarks from the root, and landmarks from the interval's
+    /// edge; with triangle costs, plus a lower bound on the costs still to pay. Only nodes
+    /// that go on the open list need one.
     fn estimate(&mut self, mesh: &NavMesh, goal: Point, node: &Node) -> f64 {
         if self.flood {
             return node.g;
@@ -398,12 +400,19 @@ impl NavMeshQuery {
             self.edge_bound[key] = mesh.landmarks().edge_bound(p, q, len, &self.active);
         }
         let via_edge = to_interval + self.edge_bound[key];
+        // With triangle costs, the costs still to pay are a bound of their own, added to
+        // the length's (see `path/costs.rs`).
+        let still_to_pay = if self.costs_in_use.is_some() {
+            self.cost_bound.still_to_pay(node.tri)
+        } else {
+            0.0
+        };
         node.g
             + node.extra
-            + self.heuristic_weight
-                * heuristic(root.point, node.left, node.right, goal)
-                    .max(root.alt)
-                    .max(via_edge)
+            + still_to_pay
+            + heuristic(root.point, node.left, node.right, goal)
+                .max(root.alt)
+                .max(via_edge)
     }
 
     pub(super) fn expand(&mut self, mesh: &NavMesh, goal: Point, radius: f64, node: Node) {

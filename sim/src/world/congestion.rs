@@ -13,12 +13,10 @@
 //! length plus costs. Paths are searched once, when a body gets a goal (or replans after
 //! circling), so bodies already on their way keep theirs.
 //!
-//! A cost that blocks the straight way makes the exact search expand every node whose
-//! length bound is below the way's cost: on den520d at 10,000 NPCs the path queue fell
-//! behind by thousands of requests. The search therefore runs weighted
-//! ([`HEURISTIC_WEIGHT`]) while costs are in use, greedy toward the goal; it takes a
-//! detour only when the jammed way costs several times more. The figures, and the weights
-//! tried, are in `docs/benchmarks.md`.
+//! The cost is steep (see [`WEIGHT_M`]): measured on den520d, the steeper, the fewer goals
+//! given up, up to a plateau (`docs/benchmarks.md`). The search stays exact and cheap
+//! because it bounds the costs still to pay (`navmesh/src/path/costs.rs`). While the
+//! path queue is behind, searches run without costs.
 
 use std::sync::Arc;
 
@@ -30,10 +28,14 @@ use crate::types::CRAWL_RATIO;
 /// How often the costs are refreshed, ticks (one simulated second).
 const REFRESH_TICKS: u64 = 20;
 /// Metres a path pays to enter a triangle, per crawling body in it per metre of the
-/// triangle's size.
-const WEIGHT_M: f64 = 2.0;
-/// The path search's heuristic weight while costs are in use (see the module docs).
-const HEURISTIC_WEIGHT: f64 = 3.0;
+/// triangle's size: a few crawling bodies make a triangle worth a detour of hundreds of
+/// metres, so paths go round any jam the map has a way round.
+const WEIGHT_M: f64 = 500.0;
+/// Searches run without costs while more requests wait than one per this many bodies
+/// (and at least [`BEHIND_LEAST`]).
+const BEHIND_PER: usize = 50;
+/// See [`BEHIND_PER`].
+const BEHIND_LEAST: usize = 64;
 
 /// The triangle costs and their scratch.
 #[derive(Default)]
@@ -46,8 +48,8 @@ pub(super) struct Congestion {
 
 impl World {
     /// Refreshes the triangle costs of the path search once every [`REFRESH_TICKS`] (the
-    /// path phase calls this before serving requests). With no body crawling, searches
-    /// run without costs.
+    /// path phase calls this before serving requests). With no body crawling, or with the
+    /// path queue behind, searches run without costs.
     pub(super) fn refresh_congestion(&mut self) {
         if !self.config.congestion_routing || !self.tick.0.is_multiple_of(REFRESH_TICKS) {
             return;
@@ -77,13 +79,16 @@ impl World {
                 any = true;
             }
         }
-        let costs: Option<Arc<[f64]>> = any.then(|| {
+        // Searches that pay costs expand more nodes: while the queue is behind (the
+        // start-up burst, when every body asks at once), they run without.
+        let behind = self.paths.len() > (self.bodies.len() / BEHIND_PER).max(BEHIND_LEAST);
+        let costs: Option<Arc<[f64]>> = (any && !behind).then(|| {
             c.crawling
                 .iter()
                 .zip(&c.inverse_size)
                 .map(|(&k, &s)| WEIGHT_M * k * s)
                 .collect()
         });
-        self.paths.set_triangle_costs(costs, HEURISTIC_WEIGHT);
+        self.paths.set_triangle_costs(costs);
     }
 }

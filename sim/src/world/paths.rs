@@ -48,10 +48,10 @@ impl PathQueue {
         }
     }
 
-    /// Sets the triangle costs of later searches and the heuristic weight that goes with
-    /// them (see `NavMeshQuery::set_triangle_costs`; `world/congestion.rs`).
-    pub(super) fn set_triangle_costs(&mut self, costs: Option<Arc<[f64]>>, weight: f64) {
-        self.query.set_triangle_costs(costs, weight);
+    /// Sets the triangle costs of later searches (see `NavMeshQuery::set_triangle_costs`;
+    /// `world/congestion.rs`).
+    pub(super) fn set_triangle_costs(&mut self, costs: Option<Arc<[f64]>>) {
+        self.query.set_triangle_costs(costs);
     }
 
     /// Queues a path request for body `id` at `tick` (the body's goal is read when its
@@ -61,7 +61,7 @@ impl PathQueue {
     }
 
     /// The requests not yet answered, the one being searched included.
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.waiting.len() + usize::from(self.searching.is_some())
     }
 
