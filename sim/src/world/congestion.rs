@@ -10,13 +10,14 @@
 //! [`WEIGHT_M`] metres per body crawling in it (below [`CRAWL_RATIO`] of its speed) per
 //! metre of the triangle's size (the square root of its area, a typical length across
 //! it), and the search (`NavMeshQuery::set_triangle_costs`) returns the way of least
-//! length plus costs. Paths are searched once, when a body gets a goal (or replans after
-//! circling), so bodies already on their way keep theirs.
+//! length plus costs. Paths are searched when a body gets a goal (or replans after
+//! circling), and bodies already on their way ask for a detour when their path leads
+//! into a jam within [`DETOUR_LOOK_M`] (see `World::reroute`).
 //!
 //! The cost is steep (see [`WEIGHT_M`]): measured on den520d, the steeper, the fewer goals
 //! given up, up to a plateau (`docs/benchmarks.md`). The search stays exact and cheap
 //! because it bounds the costs still to pay (`navmesh/src/path/costs.rs`). While the
-//! path queue is behind, searches run without costs.
+//! path queue is behind, searches run without costs and no detour is asked for.
 
 use std::sync::Arc;
 
@@ -36,6 +37,15 @@ const WEIGHT_M: f64 = 500.0;
 const BEHIND_PER: usize = 50;
 /// See [`BEHIND_PER`].
 const BEHIND_LEAST: usize = 64;
+/// Detours (see `World::reroute`): how far along its path a body looks, metres.
+const DETOUR_LOOK_M: f32 = 20.0;
+/// Detours: the spacing of the points sampled along the path, metres.
+const DETOUR_SAMPLE_M: f32 = 2.0;
+/// Detours: the costs ahead, metres, that make a body ask for a detour (one crawling
+/// body in a triangle of 1 m size costs [`WEIGHT_M`]).
+const DETOUR_LEAST: f64 = WEIGHT_M;
+/// Detours: at most one request per body in this many ticks (5 s).
+const DETOUR_EVERY_TICKS: u64 = 100;
 
 /// The triangle costs and their scratch.
 #[derive(Default)]
@@ -44,6 +54,8 @@ pub(super) struct Congestion {
     inverse_size: Vec<f64>,
     /// Per triangle, the bodies walking a path that crawled in their last tick.
     crawling: Vec<f64>,
+    /// The costs in use (`None`: none), for the detours.
+    costs: Option<Arc<[f64]>>,
 }
 
 impl World {
@@ -89,6 +101,77 @@ impl World {
                 .map(|(&k, &s)| WEIGHT_M * k * s)
                 .collect()
         });
-        self.paths.set_triangle_costs(costs);
+        self.paths.set_triangle_costs(costs.clone());
+        self.congestion.costs = costs;
+    }
+
+    /// Detours: once a second (staggered over the ticks by slot), each body walking a path
+    /// looks [`DETOUR_LOOK_M`] along it; if the triangles it would enter there cost
+    /// [`DETOUR_LEAST`] or more, it asks for a new path to the same goal, at most once
+    /// every [`DETOUR_EVERY_TICKS`], and walks its old path until the new one comes (see
+    /// `World::finish_request`: a detour does not restart the give-up clock). None are
+    /// asked for while the path queue is behind.
+    pub(super) fn reroute(&mut self) {
+        if !self.config.congestion_routing {
+            return;
+        }
+        let Some(costs) = self.congestion.costs.clone() else {
+            return;
+        };
+        let tick = self.tick.0;
+        let room = (self.bodies.len() / BEHIND_PER).max(BEHIND_LEAST);
+        for i in 0..self.bodies.slot_count() {
+            if self.paths.len() > room {
+                break;
+            }
+            if !(i as u64 + tick).is_multiple_of(REFRESH_TICKS) {
+                continue;
+            }
+            let Some(b) = self.bodies.at(i) else {
+                continue;
+            };
+            if b.goal.is_none()
+                || b.path_pending
+                || b.path.is_empty()
+                || b.direction.is_some()
+                || tick.saturating_sub(b.rerouted_tick) < DETOUR_EVERY_TICKS
+            {
+                continue;
+            }
+            // The costs of the triangles the path enters within the look, sampled every
+            // `DETOUR_SAMPLE_M` (the body's own triangle is paid already).
+            let mut ahead = 0.0f64;
+            let mut last = self.mesh.locate(to_point(b.pos));
+            let (mut from, mut left, mut k) = (b.pos, DETOUR_LOOK_M, b.corner);
+            let mut along = DETOUR_SAMPLE_M / 2.0;
+            while left > 0.0 && k < b.path.len() {
+                let to = b.path[k];
+                let seg = (to - from).length();
+                while along <= seg && left > 0.0 {
+                    let p = from + (to - from) * (along / seg);
+                    if let Some(tri) = self.mesh.locate(to_point(p))
+                        && last != Some(tri)
+                    {
+                        last = Some(tri);
+                        ahead += costs[tri.index()];
+                    }
+                    along += DETOUR_SAMPLE_M;
+                    left -= DETOUR_SAMPLE_M;
+                }
+                along -= seg;
+                from = to;
+                k += 1;
+            }
+            if ahead < DETOUR_LEAST {
+                continue;
+            }
+            let id = self.bodies.id_at(i);
+            if let Some(b) = self.bodies.at_mut(i) {
+                b.path_pending = true;
+                b.rerouting = true;
+                b.rerouted_tick = tick;
+                self.paths.push(id, tick);
+            }
+        }
     }
 }

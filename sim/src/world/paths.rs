@@ -80,6 +80,7 @@ impl World {
     /// that does not finish continues next tick.
     pub fn serve_paths(&mut self) {
         self.refresh_congestion();
+        self.reroute();
         let live = self.bodies.len();
         let per_body = f64::from(self.config.path_budget_per_body.max(0.0)) * live as f64;
         let mut budget = self.config.path_budget_per_tick.max(per_body as usize);
@@ -160,11 +161,24 @@ impl World {
             return;
         };
         b.path_pending = false;
+        let detour = std::mem::take(&mut b.rerouting);
         if b.goal != Some(goal) {
             // The goal changed while the search ran: search again.
             if b.goal.is_some() {
                 b.path_pending = true;
                 self.paths.push(id, tick);
+            }
+            return;
+        }
+        if detour {
+            // A detour round a jam: the body keeps walking its path if none is found, and
+            // the new path does not restart its give-up clock, only where progress is
+            // measured from.
+            if found {
+                b.clear_path();
+                b.corner = 1;
+                b.path.extend(corners.iter().map(|&p| to_vec(p)));
+                b.best_goal_dist = remaining_length(&b.path, 1, b.pos);
             }
             return;
         }
