@@ -142,8 +142,8 @@ pub struct WorldConfig {
     pub anticipation: bool,
     /// Congestion-aware paths (`world/congestion.rs`): once a simulated second, the bodies
     /// that crawl are counted per mesh triangle, and new paths pay for the triangles they
-    /// enter, so they go round jams where the map has another way. Off, paths are the
-    /// shortest ones.
+    /// enter, so they go round jams where the map has another way; bodies whose path leads
+    /// into a jam ask for a detour. Off, paths are the shortest ones.
     pub congestion_routing: bool,
     /// Circling: the first deflection and its widening step, degrees (PAPER §2.2: 10).
     pub circling_step_deg: f32,
