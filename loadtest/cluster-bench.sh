@@ -69,5 +69,5 @@ q = lambda p: next((le for le, c in b if c >= p * n), None)
 print(f"zone on :'$m' handoffs {n:.0f}, latency p50 <= {q(0.5)} s, p99 <= {q(0.99)} s")'
 done
 for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_reals|handoffs_total|handoffs_failed_total|handoffs_in_flight|bus_bytes_out_total|handoff_seconds_(sum|count)|tick_seconds_(sum|count)|zone_overlapping_pairs_max|zone_bodies_in_walls_max|zone_ticks_overlapping_total|ticks_total) " ; done
-cp $dir/report.json ${REPORT:-cluster-report.json}
+cp $dir/report.json ${REPORT:-target/cluster-report.json}
 [ -f $dir/east2.pid ] && kill $(cat $dir/east2.pid) 2>/dev/null || true
