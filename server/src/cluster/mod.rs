@@ -20,6 +20,7 @@ use navmesh::{NavMesh, TriId};
 use serde::Deserialize;
 
 pub mod bus;
+mod carry;
 pub mod gateway;
 pub mod zone;
 mod zone_world;

@@ -17,14 +17,15 @@ use std::time::{Duration, Instant};
 
 use navmesh::{NavMesh, Rng};
 use protocol::bus::{
-    BusMessage, CarriedBody, CarriedBrain, Custody, FrameBody, Handoff, HandoffAck, JoinReply,
-    JoinRequest, ZoneAnnounce, ZoneFrame,
+    BusMessage, Custody, FrameBody, Handoff, HandoffAck, JoinReply, JoinRequest, ZoneAnnounce,
+    ZoneFrame,
 };
-use protocol::{Command, EntityKind, NetId};
+use protocol::{Command, NetId};
 use sim::{Brain, Carried, EntityId, Input, Kind, Vec2, World, WorldConfig};
 use tracing::{debug, info, warn};
 
 use super::bus::{DIRECTORY, Verb, subject};
+use super::carry::{carried, carried_body, entity_kind};
 use super::{ClusterFile, ZoneSpec};
 use crate::game::{RADIUS_M, SPEED_MPS};
 use crate::persist::{Saver, now_ms};
@@ -138,6 +139,8 @@ pub(crate) struct ZoneWorld {
     /// Answers sent after this tick's frame.
     answers: Vec<ZoneOut>,
     next_npc: u32,
+    /// Where this zone's NPCs will spawn, once its neighbours have been heard from.
+    npcs_to_place: Vec<Vec2>,
     saver: Option<Saver>,
     ticks: u64,
 }
@@ -148,10 +151,14 @@ const ANNOUNCE_EVERY_TICKS: u64 = 20;
 const SAVE_EVERY_TICKS: u64 = 10;
 /// How long a zone remembers where a body went, ticks (late inputs follow it).
 const REMEMBER_HANDED_TICKS: u64 = 200;
+/// Ticks a starting zone waits for its neighbours' frames before spawning its NPCs.
+const NPC_SPAWN_WAIT_TICKS: u64 = 40;
 /// A neighbour whose last frame is older than this is taken for down.
 const NEIGHBOUR_STALE: Duration = Duration::from_secs(1);
 /// Players' ids have this bit set; zones mint NPC ids without it.
 pub(crate) const PLAYER_BIT: u32 = 1 << 31;
+
+mod players;
 
 impl ZoneWorld {
     /// Zone `index` of `file` on `mesh`, with its share of the NPCs spawned at the first
@@ -182,6 +189,7 @@ impl ZoneWorld {
             out: Vec::new(),
             answers: Vec::new(),
             next_npc: 0,
+            npcs_to_place: Vec::new(),
             saver,
             ticks: 0,
             file,
@@ -212,17 +220,48 @@ impl ZoneWorld {
             if !self.spec.contains(p.x as f32, p.y as f32) {
                 continue;
             }
+            self.npcs_to_place.push(Vec2::new(p.x as f32, p.y as f32));
+            placed += 1;
+        }
+        info!(zone = %self.spec.name, npcs = placed, "NPC spawn points chosen in the region");
+    }
+
+    /// Spawns the NPCs once every neighbour has been heard from (or after
+    /// [`NPC_SPAWN_WAIT_TICKS`]): a zone started again must not put its NPCs on bodies
+    /// its neighbours kept, or walked into its region, while it was down. A spawn point
+    /// such a body stands on is skipped.
+    fn place_npcs(&mut self) {
+        if self.npcs_to_place.is_empty() {
+            return;
+        }
+        let neighbours = self.file.neighbours(&self.spec).len();
+        if self.frames.len() < neighbours && self.ticks < NPC_SPAWN_WAIT_TICKS {
+            return;
+        }
+        let clear = 2.0 * RADIUS_M + 0.1;
+        let taken: Vec<Vec2> = self
+            .frames
+            .values()
+            .flat_map(|(frame, _)| frame.bodies.iter())
+            .filter(|b| self.spec.distance(b.pos[0], b.pos[1]) <= clear)
+            .map(|b| Vec2::new(b.pos[0], b.pos[1]))
+            .collect();
+        let mut skipped = 0;
+        for pos in std::mem::take(&mut self.npcs_to_place) {
+            if taken.iter().any(|t| (*t - pos).length() < clear) {
+                skipped += 1;
+                continue;
+            }
             self.inputs.push(Input::Spawn {
                 kind: Kind::Npc,
-                pos: Vec2::new(p.x as f32, p.y as f32),
+                pos,
                 radius_m: RADIUS_M,
                 speed_mps: SPEED_MPS,
                 brain: Brain::Wander,
             });
             self.spawning.push(Spawning::Npc);
-            placed += 1;
         }
-        info!(zone = %self.spec.name, npcs = placed, "NPCs placed in the region");
+        info!(zone = %self.spec.name, skipped, "NPCs spawned");
     }
 
     /// Takes one message from the bus.
@@ -264,90 +303,6 @@ impl ZoneWorld {
     fn forward(&mut self, zone: &str, verb: Verb, message: BusMessage) {
         self.out
             .push(ZoneOut::Publish(subject(zone, verb), message));
-    }
-
-    fn join(&mut self, request: JoinRequest, reply: Option<String>) {
-        if self.reals.contains_key(&request.id) || self.in_flight.contains_key(&request.id) {
-            // Asked again (the gateway's first answer was lost): it is here already.
-            if let Some(reply) = reply {
-                self.answers.push(ZoneOut::Publish(
-                    reply,
-                    BusMessage::Joined(JoinReply {
-                        id: request.id,
-                        refused: None,
-                    }),
-                ));
-            }
-            return;
-        }
-        let [x, y] = request.at;
-        let pos = if x.is_finite() && y.is_finite() {
-            let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
-            self.world
-                .mesh()
-                .nearest_point(wanted, 1e3)
-                .map(|(p, _)| Vec2::new(p.x as f32, p.y as f32))
-        } else {
-            None
-        };
-        let Some(pos) = pos else {
-            if let Some(reply) = reply {
-                self.answers.push(ZoneOut::Publish(
-                    reply,
-                    BusMessage::Joined(JoinReply {
-                        id: request.id,
-                        refused: Some(format!("no walkable point near {:?}", request.at)),
-                    }),
-                ));
-            }
-            return;
-        };
-        if let Some((ghost, _)) = self.ghosts.remove(&request.id) {
-            self.inputs.push(Input::Despawn(ghost));
-        }
-        self.inputs.push(Input::Spawn {
-            kind: Kind::Player,
-            pos,
-            radius_m: RADIUS_M,
-            speed_mps: SPEED_MPS,
-            brain: Brain::Idle,
-        });
-        self.spawning.push(Spawning::Join(request, reply));
-    }
-
-    fn leave(&mut self, id: NetId) {
-        if let Some(mut real) = self.reals.remove(&id) {
-            if let (Some(saver), Some(player), Some(body)) = (
-                self.saver.as_mut(),
-                real.player.as_mut(),
-                self.world.body(real.local),
-            ) {
-                player.last_saved = None;
-                let pos = [body.pos.x, body.pos.y];
-                saver.record(
-                    &player.account,
-                    &player.account,
-                    pos,
-                    &mut player.last_saved,
-                    now_ms(),
-                );
-                saver.flush();
-            }
-            self.inputs.push(Input::Despawn(real.local));
-        } else if let Some(flight) = self.in_flight.get(&id) {
-            let to = flight.to.clone();
-            self.forward(
-                &to,
-                Verb::Leave,
-                BusMessage::Leave(protocol::bus::PlayerLeave { id }),
-            );
-        } else if let Some((to, _)) = self.handed_to.get(&id).cloned() {
-            self.forward(
-                &to,
-                Verb::Leave,
-                BusMessage::Leave(protocol::bus::PlayerLeave { id }),
-            );
-        }
     }
 
     /// A neighbour offers a body.
@@ -419,6 +374,7 @@ impl ZoneWorld {
     pub(crate) fn tick(&mut self) -> (sim::StepOutput, Vec<ZoneOut>) {
         self.ticks += 1;
         self.sync_ghosts();
+        self.place_npcs();
         for (id, local, pos, epoch) in std::mem::take(&mut self.leaving) {
             // The source keeps a body it handed over only as a ghost.
             self.inputs.push(Input::Despawn(local));
@@ -536,31 +492,6 @@ impl ZoneWorld {
         }
     }
 
-    fn players_commands(&mut self) {
-        for real in self.reals.values_mut() {
-            let Some(player) = real.player.as_mut() else {
-                continue;
-            };
-            if let Some(seq) = player.taken_seq {
-                player.applied_seq = seq;
-            }
-            let Some(command) = player.pending.take() else {
-                continue;
-            };
-            self.inputs.push(match command {
-                Command::MoveTo { x, y } => {
-                    let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
-                    let Some((goal, _)) = self.world.mesh().nearest_point(wanted, 1e3) else {
-                        continue;
-                    };
-                    Input::MoveTo(real.local, Vec2::new(goal.x as f32, goal.y as f32))
-                }
-                Command::Direction { x, y } => Input::MoveInDirection(real.local, Vec2::new(x, y)),
-                Command::Stop | Command::Nothing => Input::Stop(real.local),
-            });
-        }
-    }
-
     /// Pairs this tick's spawned bodies with what they were spawned for.
     fn take_spawned(&mut self, spawned: &[EntityId]) {
         let spawning = std::mem::take(&mut self.spawning);
@@ -672,6 +603,11 @@ impl ZoneWorld {
                     return None;
                 }
                 let owner = self.file.zone_of(body.pos.x, body.pos.y)?;
+                // A neighbour that is down (no fresh frame) cannot take it: it stays real
+                // here, offered again once the neighbour is back.
+                if !self.frames.contains_key(&owner.name) {
+                    return None;
+                }
                 Some((id, owner.name.clone()))
             })
             .collect();
@@ -717,38 +653,6 @@ impl ZoneWorld {
                 },
             );
         }
-    }
-
-    fn save_moved(&mut self) {
-        let Some(saver) = self.saver.as_mut() else {
-            return;
-        };
-        let now = now_ms();
-        for real in self.reals.values_mut() {
-            let (Some(player), Some(body)) = (real.player.as_mut(), self.world.body(real.local))
-            else {
-                continue;
-            };
-            let pos = [body.pos.x, body.pos.y];
-            saver.record(
-                &player.account,
-                &player.account,
-                pos,
-                &mut player.last_saved,
-                now,
-            );
-        }
-        saver.flush();
-    }
-
-    /// Saves every player where it stands (the zone is stopping).
-    pub(crate) fn save_everyone(&mut self) {
-        for real in self.reals.values_mut() {
-            if let Some(player) = real.player.as_mut() {
-                player.last_saved = None;
-            }
-        }
-        self.save_moved();
     }
 
     fn frame(&self) -> ZoneFrame {
@@ -803,81 +707,4 @@ impl ZoneWorld {
             players: self.reals.values().filter(|r| r.player.is_some()).count(),
         }
     }
-}
-
-fn entity_kind(kind: Kind) -> EntityKind {
-    match kind {
-        Kind::Npc => EntityKind::Npc,
-        Kind::Player => EntityKind::Player,
-    }
-}
-
-fn v(p: [f32; 2]) -> Vec2 {
-    Vec2::new(p[0], p[1])
-}
-
-fn a(v: Vec2) -> [f32; 2] {
-    [v.x, v.y]
-}
-
-/// The bus form of a carried body.
-pub(crate) fn carried_body(c: &Carried) -> CarriedBody {
-    CarriedBody {
-        kind: entity_kind(c.kind),
-        brain: match &c.brain {
-            Brain::Wander => CarriedBrain::Wander,
-            Brain::Patrol(points) => CarriedBrain::Patrol(points.iter().map(|&p| a(p)).collect()),
-            // A gather target is an id of the world it came from: it means nothing there.
-            Brain::Idle | Brain::Gather(_) => CarriedBrain::Idle,
-        },
-        pos: a(c.pos),
-        vel: a(c.vel),
-        radius_m: c.radius_m,
-        speed_mps: c.speed_mps,
-        goal: c.goal.map(a),
-        direction: c.direction.map(a),
-        path: c.path.iter().map(|&p| a(p)).collect(),
-        heading: c.heading.map(a),
-        motion: sim_motion(c.motion),
-        patrol_next: c.patrol_next,
-        stalled_ticks: c.stalled_ticks,
-        best_goal_dist: c.best_goal_dist,
-    }
-}
-
-/// The world's form of a carried body.
-pub(crate) fn carried(c: &CarriedBody) -> Carried {
-    Carried {
-        kind: match c.kind {
-            EntityKind::Npc => Kind::Npc,
-            EntityKind::Player => Kind::Player,
-        },
-        brain: match &c.brain {
-            CarriedBrain::Idle => Brain::Idle,
-            CarriedBrain::Wander => Brain::Wander,
-            CarriedBrain::Patrol(points) => Brain::Patrol(points.iter().map(|&p| v(p)).collect()),
-        },
-        pos: v(c.pos),
-        vel: v(c.vel),
-        radius_m: c.radius_m,
-        speed_mps: c.speed_mps,
-        goal: c.goal.map(v),
-        direction: c.direction.map(v),
-        path: c.path.iter().map(|&p| v(p)).collect(),
-        heading: c.heading.map(v),
-        motion: match c.motion {
-            protocol::Motion::Idle => sim::Motion::Idle,
-            protocol::Motion::Moving => sim::Motion::Moving,
-            protocol::Motion::WaitingForPath => sim::Motion::WaitingForPath,
-            protocol::Motion::Circling => sim::Motion::Circling,
-            protocol::Motion::Repulsed => sim::Motion::Repulsed,
-        },
-        patrol_next: c.patrol_next,
-        stalled_ticks: c.stalled_ticks,
-        best_goal_dist: c.best_goal_dist,
-    }
-}
-
-fn sim_motion(m: sim::Motion) -> protocol::Motion {
-    crate::interest::wire_motion(m)
 }

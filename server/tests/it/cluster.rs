@@ -120,12 +120,13 @@ pub(crate) fn zone(cluster: &Path, zone: &str) -> Killed {
     )
 }
 
-/// Waits until a zone's /metrics answers and shows its first ticks.
+/// Waits until a zone's /metrics answers and shows its NPCs (a zone spawns them once it
+/// has heard from its neighbours).
 pub(crate) async fn wait_ticking(metrics: SocketAddr) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if let Some(ticks) = scrape(metrics, "mmo_ticks_total").await
-            && ticks > 0.0
+        if let Some(reals) = scrape(metrics, "mmo_zone_reals").await
+            && reals > 0.0
         {
             return;
         }
