@@ -53,6 +53,12 @@ pub struct ZoneMetrics {
     pub bus_dropped: Counter,
     /// Bytes this zone published.
     pub bus_bytes_out: Counter,
+    /// The most pairs of bodies (ghosts included) overlapping at a tick's end, since start.
+    pub overlapping_pairs_max: Gauge,
+    /// The most bodies standing in walls at a tick's end, since start.
+    pub bodies_in_walls_max: Gauge,
+    /// Ticks that ended with a pair of bodies overlapping (ghosts included).
+    pub ticks_overlapping: Counter,
 }
 
 impl ZoneMetrics {
@@ -102,6 +108,21 @@ impl ZoneMetrics {
             "Bytes published on the bus",
             self.bus_bytes_out.clone(),
         );
+        metrics.register_extra(
+            "mmo_zone_overlapping_pairs_max",
+            "The most pairs of bodies, ghosts included, overlapping at a tick's end since start",
+            self.overlapping_pairs_max.clone(),
+        );
+        metrics.register_extra(
+            "mmo_zone_bodies_in_walls_max",
+            "The most bodies in walls at a tick's end since start",
+            self.bodies_in_walls_max.clone(),
+        );
+        metrics.register_extra(
+            "mmo_zone_ticks_overlapping",
+            "Ticks that ended with a pair of bodies, ghosts included, overlapping",
+            self.ticks_overlapping.clone(),
+        );
     }
 }
 
@@ -143,6 +164,9 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
         bus_invalid: Counter::default(),
         bus_dropped: Counter::default(),
         bus_bytes_out: Counter::default(),
+        overlapping_pairs_max: Gauge::default(),
+        bodies_in_walls_max: Gauge::default(),
+        ticks_overlapping: Counter::default(),
     };
     let mut metrics = Metrics::new();
     zone_metrics.register(&mut metrics);
@@ -378,6 +402,16 @@ fn zone_loop(
         metrics.players.set(counts.players as i64);
         metrics.npcs.set((counts.reals - counts.players) as i64);
         metrics.paths_waiting.set(out.paths_waiting as i64);
+        let worst = |gauge: &Gauge, now: usize| {
+            if now as i64 > gauge.get() {
+                gauge.set(now as i64);
+            }
+        };
+        worst(&m.overlapping_pairs_max, out.overlapping_pairs);
+        worst(&m.bodies_in_walls_max, out.bodies_in_walls);
+        if out.overlapping_pairs > 0 {
+            m.ticks_overlapping.inc();
+        }
         let took = start.elapsed();
         metrics.ticks.inc();
         metrics.observe_tick(took);

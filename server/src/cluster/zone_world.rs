@@ -459,7 +459,15 @@ impl ZoneWorld {
         for id in self.in_flight.keys() {
             seen.insert(*id, ());
         }
-        let becoming: Vec<NetId> = self.leaving.iter().map(|l| l.0).collect();
+        // Bodies becoming ghosts here, and bodies becoming real here this tick (adopted,
+        // joined, taken back): no second body for them.
+        let mut becoming: Vec<NetId> = self.leaving.iter().map(|l| l.0).collect();
+        becoming.extend(self.spawning.iter().filter_map(|s| match s {
+            Spawning::Join(request, _) => Some(request.id),
+            Spawning::Adopt(handoff, _) => Some(handoff.id),
+            Spawning::TakeBack(id, _, _) => Some(*id),
+            Spawning::Npc | Spawning::Ghost(..) => None,
+        }));
         let mut lost = Vec::new();
         // A neighbour silent for a second is down: its ghosts go (they come back with it).
         let now = Instant::now();

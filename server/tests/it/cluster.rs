@@ -250,7 +250,7 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
     )
     .await
     .unwrap();
-    let report = tokio::time::timeout(
+    let swarm = tokio::spawn(tokio::time::timeout(
         Duration::from_secs(90),
         run(Options {
             server: gateway.quic_addr,
@@ -267,10 +267,25 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
                 loadtest::borders::Borders::from_file(&file).unwrap(),
             )),
         }),
-    )
-    .await
-    .expect("the swarm ends by itself")
-    .unwrap();
+    ));
+    // Overlaps are counted once every bot is in: players joining at nearby spawn points
+    // may land on each other, and the repulsion parts them in a few ticks.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let overlapping = || async {
+        let mut ticks = [0.0; 2];
+        for m in metrics {
+            ticks[0] += scrape(m, "mmo_zone_ticks_overlapping_total").await.unwrap();
+            ticks[1] += scrape(m, "mmo_ticks_total").await.unwrap();
+        }
+        ticks
+    };
+    let settled = overlapping().await;
+    let report = swarm
+        .await
+        .unwrap()
+        .expect("the swarm ends by itself")
+        .unwrap();
+    let ended = overlapping().await;
     println!("{}", report.table());
     stop_census.store(true, std::sync::atomic::Ordering::Relaxed);
     let handoffs = scrape(metrics[0], "mmo_handoffs_total").await.unwrap()
@@ -283,8 +298,17 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
             .unwrap();
     let reals = scrape(metrics[0], "mmo_zone_reals").await.unwrap()
         + scrape(metrics[1], "mmo_zone_reals").await.unwrap();
+    // [overlapping pairs at worst, bodies in walls at worst, ticks ending with an
+    // overlap once all joined, ticks since], both zones.
+    let mut worst = [0.0, 0.0, ended[0] - settled[0], ended[1] - settled[1]];
+    for m in metrics {
+        worst[0] += scrape(m, "mmo_zone_overlapping_pairs_max").await.unwrap();
+        worst[1] += scrape(m, "mmo_zone_bodies_in_walls_max").await.unwrap();
+    }
     let census = std::mem::take(&mut *census.lock().unwrap());
-    println!("census: {census:?}; handoffs {handoffs}, failed {failed}, reals now {reals}");
+    println!(
+        "census: {census:?}; handoffs {handoffs}, failed {failed}, reals now {reals}, overlaps / in walls {worst:?}"
+    );
     assert_eq!(report.connected, 30, "{:?}", report.failed_to_connect);
     assert_eq!(report.dropped_count(), 0, "{:?}", report.dropped);
     assert_eq!(report.violation_count(), 0, "{:?}", report.violations);
@@ -307,6 +331,12 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
     assert!(census.npcs_min >= 390, "{census:?}");
     assert!(handoffs >= 10.0, "only {handoffs} handoffs");
     assert_eq!(failed, 0.0);
+    // At the 99th percentile of ticks no pair overlaps, and no body ever stands in a wall.
+    assert_eq!(worst[1], 0.0, "bodies in walls");
+    assert!(
+        worst[2] <= worst[3] / 100.0,
+        "ticks with overlaps: {worst:?}"
+    );
     gateway.shutdown().await.unwrap();
 }
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The cluster benchmark (docs/benchmarks.md, "Zones on NATS"): nats-server, two zones and one gateway on loopback; 2,000 NPCs and
+# 200 border bots for 60 s. KILL_AT=20 RESTART_AT=25 kills the east zone mid-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-target/release}   # cargo build --release -p server -p loadtest first
+dir=$(mktemp -d)
+port=14222
+nats-server -a 127.0.0.1 -p $port >/dev/null 2>&1 & nats=$!
+sleep 0.5
+cat > $dir/cluster.toml <<TOML
+npcs = ${NPCS:-2000}
+nats = "nats://127.0.0.1:$port"
+${STORE:+store = \"$STORE\"}
+[[zones]]
+name = "west"
+region = [0.0, 0.0, 128.0, 257.0]
+metrics_listen = "127.0.0.1:9201"
+[[zones]]
+name = "east"
+region = [128.0, 0.0, 256.0, 257.0]
+metrics_listen = "127.0.0.1:9202"
+[[gateways]]
+name = "gw1"
+listen = "127.0.0.1:4433"
+metrics_listen = "127.0.0.1:9200"
+TOML
+echo "spawn_point = [128.0, 100.0]" > $dir/gw.toml
+$BIN/server zone --cluster $dir/cluster.toml --zone west >$dir/west.log 2>&1 & west=$!
+$BIN/server zone --cluster $dir/cluster.toml --zone east >$dir/east.log 2>&1 & east=$!
+$BIN/server gateway --cluster $dir/cluster.toml --config $dir/gw.toml --max-clients-per-ip 1000 --fingerprint-file $dir/fp >$dir/gw.log 2>&1 & gw=$!
+trap 'kill $west $east $gw $nats 2>/dev/null; wait 2>/dev/null' EXIT
+for i in $(seq 100); do [ -s $dir/fp ] && break; sleep 0.2; done
+if [ -n "${KILL_AT:-}" ]; then
+  ( sleep $(( KILL_AT + 5 )); kill -9 $east; echo "east killed" >&2; sleep $(( RESTART_AT - KILL_AT )); $BIN/server zone --cluster $dir/cluster.toml --zone east >>$dir/east.log 2>&1 & echo $! > $dir/east2.pid; echo "east restarted" >&2 ) &
+fi
+start_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
+$BIN/loadtest --server 127.0.0.1:4433 --bots ${BOTS:-200} --ramp 5 --warmup 5 --duration ${DURATION:-60} \
+  --behaviour border --cluster $dir/cluster.toml --cert-fingerprint-file $dir/fp --report $dir/report.json || echo "loadtest exit $?"
+end_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
+echo "gateway cpu ticks: $((end_cpu - start_cpu)) (1/100 s)"
+for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_reals|handoffs_total|handoffs_failed_total|handoffs_in_flight|bus_bytes_out_total|handoff_seconds_(bucket|sum|count)|tick_seconds_(sum|count)) " ; done
+cp $dir/report.json ${REPORT:-cluster-report.json}
+[ -f $dir/east2.pid ] && kill $(cat $dir/east2.pid) 2>/dev/null || true
