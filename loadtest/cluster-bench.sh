@@ -6,12 +6,25 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}   # cargo build --release -p server -p loadtest first
 dir=$(mktemp -d)
 port=14222
+if [ -n "${KILL_AT:-}" ] && [ -z "${STORE:-}" ]; then
+  # A throwaway PostgreSQL (Debian's binaries) for the characters of a killed zone.
+  pgbin=$(ls -d /usr/lib/postgresql/*/bin | tail -1)
+  mkdir -p $dir/pg && chown postgres $dir/pg
+  su postgres -c "$pgbin/initdb -D $dir/pg/data -U postgres -A trust -E UTF8 --no-sync" >/dev/null
+  su postgres -c "$pgbin/pg_ctl -D $dir/pg/data -o '-p 15432 -k $dir/pg -c listen_addresses=127.0.0.1' -l $dir/pg/log -w start" >/dev/null
+  STORE="postgres://postgres@127.0.0.1:15432/postgres"
+  stop_pg() { su postgres -c "$pgbin/pg_ctl -D $dir/pg/data -m immediate stop" >/dev/null 2>&1 || true; }
+else
+  stop_pg() { :; }
+fi
 nats-server -a 127.0.0.1 -p $port >/dev/null 2>&1 & nats=$!
 sleep 0.5
+storeline=""
+[ -n "${STORE:-}" ] && storeline="store = \"$STORE\""
 cat > $dir/cluster.toml <<TOML
 npcs = ${NPCS:-2000}
 nats = "nats://127.0.0.1:$port"
-${STORE:+store = \"$STORE\"}
+$storeline
 [[zones]]
 name = "west"
 region = [0.0, 0.0, 128.0, 257.0]
@@ -25,11 +38,12 @@ name = "gw1"
 listen = "127.0.0.1:4433"
 metrics_listen = "127.0.0.1:9200"
 TOML
-echo "spawn_point = [128.0, 100.0]" > $dir/gw.toml
+# Players appear within 25 m of the border's middle, on both sides.
+printf 'spawn_point = [128.0, 128.0]\nspawn_spread_m = 25.0\n' > $dir/gw.toml
 $BIN/server zone --cluster $dir/cluster.toml --zone west >$dir/west.log 2>&1 & west=$!
 $BIN/server zone --cluster $dir/cluster.toml --zone east >$dir/east.log 2>&1 & east=$!
 $BIN/server gateway --cluster $dir/cluster.toml --config $dir/gw.toml --max-clients-per-ip 1000 --fingerprint-file $dir/fp >$dir/gw.log 2>&1 & gw=$!
-trap 'kill $west $east $gw $nats 2>/dev/null; wait 2>/dev/null' EXIT
+trap 'kill $west $east $gw $nats 2>/dev/null; wait 2>/dev/null; stop_pg' EXIT
 for i in $(seq 100); do [ -s $dir/fp ] && break; sleep 0.2; done
 if [ -n "${KILL_AT:-}" ]; then
   ( sleep $(( KILL_AT + 5 )); kill -9 $east; echo "east killed" >&2; sleep $(( RESTART_AT - KILL_AT )); $BIN/server zone --cluster $dir/cluster.toml --zone east >>$dir/east.log 2>&1 & echo $! > $dir/east2.pid; echo "east restarted" >&2 ) &
@@ -39,6 +53,15 @@ $BIN/loadtest --server 127.0.0.1:4433 --bots ${BOTS:-200} --ramp 5 --warmup 5 --
   --behaviour border --cluster $dir/cluster.toml --cert-fingerprint-file $dir/fp --report $dir/report.json || echo "loadtest exit $?"
 end_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
 echo "gateway cpu ticks: $((end_cpu - start_cpu)) (1/100 s)"
-for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_reals|handoffs_total|handoffs_failed_total|handoffs_in_flight|bus_bytes_out_total|handoff_seconds_(bucket|sum|count)|tick_seconds_(sum|count)) " ; done
+for m in 9201 9202; do
+  # Handoff latency quantiles from the histogram's buckets (upper bounds).
+  curl -s 127.0.0.1:$m/metrics | python3 -c '
+import sys
+b = [(float(l.split("le=\"")[1].split("\"")[0]), float(l.split()[-1])) for l in sys.stdin if l.startswith("mmo_handoff_seconds_bucket")]
+n = b[-1][1] if b else 0
+q = lambda p: next((le for le, c in b if c >= p * n), None)
+print(f"zone on :'$m' handoffs {n:.0f}, latency p50 <= {q(0.5)} s, p99 <= {q(0.99)} s")'
+done
+for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_reals|handoffs_total|handoffs_failed_total|handoffs_in_flight|bus_bytes_out_total|handoff_seconds_(sum|count)|tick_seconds_(sum|count)|zone_overlapping_pairs_max|zone_bodies_in_walls_max|zone_ticks_overlapping_total|ticks_total) " ; done
 cp $dir/report.json ${REPORT:-cluster-report.json}
 [ -f $dir/east2.pid ] && kill $(cat $dir/east2.pid) 2>/dev/null || true

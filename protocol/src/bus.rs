@@ -36,6 +36,25 @@ pub enum BusMessage {
     Handoff(Handoff),
     /// The neighbour's answer to [`BusMessage::Handoff`].
     HandoffAck(HandoffAck),
+    /// A zone announces itself every second on `mmo.directory`.
+    Announce(ZoneAnnounce),
+}
+
+/// A zone's entry in the directory: who it is, what it owns, how it is doing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ZoneAnnounce {
+    /// The zone's name.
+    pub zone: String,
+    /// The number it drew at start (a restarted zone has another).
+    pub incarnation: u32,
+    /// Its region, `[x0, y0, x1, y1]` metres.
+    pub region: [f32; 4],
+    /// Its tick.
+    pub tick: u64,
+    /// Bodies real in it.
+    pub reals: u32,
+    /// Bodies it handed over and waits for an answer on.
+    pub in_flight: u32,
 }
 
 /// Whether a zone simulates a body or is handing it over.

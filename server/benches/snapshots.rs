@@ -69,6 +69,7 @@ fn setup() -> Setup {
             path_budget_per_body: 2.5,
             path_corner_graph: false,
             spawn_point: None,
+            spawn_spread_m: server::game::SPAWN_SPREAD_M,
             max_clients: 1,
             view: range,
             doors: Vec::new(),

@@ -127,9 +127,11 @@ pub struct Config {
     /// at start) instead of the search: the same paths, faster on corridor
     /// maps such as brc202d, a little slower on open maps such as den520d.
     pub path_corner_graph: bool,
-    /// Players spawn at walkable points within 8 m of this point, `[x, y]` in metres.
-    /// `None`: anywhere on the map.
+    /// Players spawn at walkable points within `spawn_spread_m` of this point, `[x, y]` in
+    /// metres. `None`: anywhere on the map.
     pub spawn_point: Option<[f32; 2]>,
+    /// How far from `spawn_point` players appear, metres.
+    pub spawn_spread_m: f32,
     /// PEM certificate chain; with `key`. Neither: a self-signed certificate is generated.
     pub cert: Option<PathBuf>,
     /// PEM private key of `cert`.
@@ -216,6 +218,7 @@ impl Default for Config {
             path_budget_per_body: 2.5,
             path_corner_graph: false,
             spawn_point: None,
+            spawn_spread_m: crate::game::SPAWN_SPREAD_M,
             cert: None,
             key: None,
             max_clients: 2_000,
@@ -278,6 +281,7 @@ impl Config {
         {
             return Err(ConfigError::SpawnPointNotFinite { x, y });
         }
+        positive("spawn_spread_m", self.spawn_spread_m, 10_000.0)?;
         at_least("max_clients", self.max_clients, 1)?;
         at_least("max_clients_per_ip", self.max_clients_per_ip, 1)?;
         positive("view_radius_m", self.view_radius_m, 1_000.0)?;

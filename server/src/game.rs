@@ -48,7 +48,7 @@ pub const SPEED_MPS: f32 = 1.5;
 const SNAP_GOAL_M: f64 = 1_000.0;
 /// Spawn points prepared at start for joining players.
 const SPAWN_POINTS: usize = 256;
-/// How far from the configured spawn point players appear, metres.
+/// How far from the configured spawn point players appear by default, metres.
 pub const SPAWN_SPREAD_M: f32 = 8.0;
 /// Random points tried when looking for spawn points near the configured one.
 const SPAWN_TRIES: usize = 200_000;
@@ -147,8 +147,10 @@ pub struct GameConfig {
     pub path_budget_per_body: f32,
     /// Whether the world answers path requests through the mesh's corner graph.
     pub path_corner_graph: bool,
-    /// Players spawn within [`SPAWN_SPREAD_M`] of this point; `None`: anywhere.
+    /// Players spawn within `spawn_spread_m` of this point; `None`: anywhere.
     pub spawn_point: Option<Vec2>,
+    /// How far from `spawn_point` players appear, metres ([`SPAWN_SPREAD_M`] by default).
+    pub spawn_spread_m: f32,
     /// Most clients at once.
     pub max_clients: u32,
     /// What each client sees.
@@ -247,7 +249,7 @@ impl Game {
         let near = |p: &Vec2| {
             config
                 .spawn_point
-                .is_none_or(|at| (*p - at).length() <= SPAWN_SPREAD_M)
+                .is_none_or(|at| (*p - at).length() <= config.spawn_spread_m)
         };
         let spawn_points: Vec<Vec2> = (0..SPAWN_TRIES)
             .filter_map(|_| mesh.random_point(&mut rng))
@@ -754,6 +756,7 @@ mod tests {
             path_budget_per_body: 2.5,
             path_corner_graph: false,
             spawn_point: None,
+            spawn_spread_m: SPAWN_SPREAD_M,
             max_clients,
             view: ViewRange {
                 radius_m: 30.0,

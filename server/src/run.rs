@@ -270,7 +270,9 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
                 out_rx,
                 bus_tx,
             ));
-            let spawn_point = config.spawn_point.map(|[x, y]| (x, y));
+            let spawn_point = config
+                .spawn_point
+                .map(|[x, y]| ((x, y), config.spawn_spread_m));
             let router = gateway::Router::new(file, index, &mesh, view, spawn_point, out_tx);
             let (metrics, ready) = (Arc::clone(&metrics), Arc::clone(&ready));
             Box::new(move |inbox, stop| {
@@ -287,6 +289,7 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
                     path_budget_per_body: config.path_budget_per_body,
                     path_corner_graph: config.path_corner_graph,
                     spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
+                    spawn_spread_m: config.spawn_spread_m,
                     max_clients: config.max_clients,
                     view,
                     doors: config.doors.clone(),

@@ -9,6 +9,7 @@
 //! | `mmo.zone.NAME.input` | gateway (or a zone forwarding) → zone | `Input` |
 //! | `mmo.zone.NAME.leave` | gateway (or a zone forwarding) → zone | `Leave` |
 //! | `mmo.zone.NAME.handoff` | zone → zone, request/reply | `Handoff` → `HandoffAck` |
+//! | `mmo.directory` | zones → anyone, every second | `Announce` |
 
 use std::time::Duration;
 
@@ -49,6 +50,9 @@ impl Verb {
 pub fn subject(zone: &str, verb: Verb) -> String {
     format!("mmo.zone.{zone}.{}", verb.name())
 }
+
+/// The zones' directory: each announces itself every second.
+pub const DIRECTORY: &str = "mmo.directory";
 
 /// Every zone's frames.
 pub const ALL_FRAMES: &str = "mmo.zone.*.frame";

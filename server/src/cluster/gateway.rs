@@ -23,9 +23,9 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::{error, info, warn};
 
 use super::ClusterFile;
-use super::bus::{self, ALL_FRAMES, Verb, subject};
+use super::bus::{self, ALL_FRAMES, DIRECTORY, Verb, subject};
 use super::zone_world::PLAYER_BIT;
-use crate::game::{Joined, Pacer, SPAWN_SPREAD_M, SessionId, ToWorld};
+use crate::game::{Joined, Pacer, SessionId, ToWorld};
 use crate::interest::{Frame, ViewRange};
 use crate::metrics::Metrics;
 use crate::persist::Persist;
@@ -133,13 +133,13 @@ impl Router {
         index: usize,
         mesh: &navmesh::NavMesh,
         view: ViewRange,
-        spawn_point: Option<(f32, f32)>,
+        spawn_point: Option<((f32, f32), f32)>,
         bus_out: mpsc::Sender<GatewayOut>,
     ) -> Router {
         let mut rng = navmesh::Rng::new(file.seed ^ 0x6761_7465 ^ index as u64);
         // As `server run`: players appear within a few metres of the configured point.
         let near = |&(x, y): &(f32, f32)| {
-            spawn_point.is_none_or(|(sx, sy)| (x - sx).hypot(y - sy) <= SPAWN_SPREAD_M)
+            spawn_point.is_none_or(|((sx, sy), spread)| (x - sx).hypot(y - sy) <= spread)
         };
         let spawn_points: Vec<(f32, f32)> = (0..200_000)
             .filter_map(|_| mesh.random_point(&mut rng))
@@ -534,6 +534,21 @@ pub(crate) async fn listen_frames(
     client: async_nats::Client,
     inbox: mpsc::Sender<GatewayIn>,
 ) -> anyhow::Result<()> {
+    // The zones' directory, logged: a zone that starts, or starts again.
+    let mut directory = client.subscribe(DIRECTORY).await?;
+    tokio::spawn(async move {
+        let mut known: HashMap<String, u32> = HashMap::new();
+        while let Some(message) = directory.next().await {
+            if let Ok(BusMessage::Announce(zone)) = bus::decode(&message.subject, &message.payload)
+                && known.insert(zone.zone.clone(), zone.incarnation) != Some(zone.incarnation)
+            {
+                info!(
+                    zone = %zone.zone, incarnation = zone.incarnation, region = ?zone.region,
+                    reals = zone.reals, "zone up"
+                );
+            }
+        }
+    });
     let mut frames = client.subscribe(ALL_FRAMES).await?;
     tokio::spawn(async move {
         while let Some(message) = frames.next().await {

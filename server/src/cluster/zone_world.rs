@@ -18,13 +18,13 @@ use std::time::{Duration, Instant};
 use navmesh::{NavMesh, Rng};
 use protocol::bus::{
     BusMessage, CarriedBody, CarriedBrain, Custody, FrameBody, Handoff, HandoffAck, JoinReply,
-    JoinRequest, ZoneFrame,
+    JoinRequest, ZoneAnnounce, ZoneFrame,
 };
 use protocol::{Command, EntityKind, NetId};
 use sim::{Brain, Carried, EntityId, Input, Kind, Vec2, World, WorldConfig};
 use tracing::{debug, info, warn};
 
-use super::bus::{Verb, subject};
+use super::bus::{DIRECTORY, Verb, subject};
 use super::{ClusterFile, ZoneSpec};
 use crate::game::{RADIUS_M, SPEED_MPS};
 use crate::persist::{Saver, now_ms};
@@ -142,6 +142,8 @@ pub(crate) struct ZoneWorld {
     ticks: u64,
 }
 
+/// Ticks between two announcements on the directory (a second).
+const ANNOUNCE_EVERY_TICKS: u64 = 20;
 /// Ticks between two rounds of saving the players that moved.
 const SAVE_EVERY_TICKS: u64 = 10;
 /// How long a zone remembers where a body went, ticks (late inputs follow it).
@@ -447,6 +449,19 @@ impl ZoneWorld {
         )];
         said.append(&mut self.out);
         said.append(&mut self.answers);
+        if self.ticks % ANNOUNCE_EVERY_TICKS == 1 {
+            said.push(ZoneOut::Publish(
+                DIRECTORY.to_owned(),
+                BusMessage::Announce(ZoneAnnounce {
+                    zone: self.spec.name.clone(),
+                    incarnation: self.incarnation,
+                    region: self.spec.region,
+                    tick: self.world.tick().0,
+                    reals: self.reals.len() as u32,
+                    in_flight: self.in_flight.len() as u32,
+                }),
+            ));
+        }
         (out, said)
     }
 

@@ -237,6 +237,8 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
         wait_ticking(m).await;
     }
     let (census, stop_census) = census(&url, 2).await;
+    let listener = async_nats::connect(&url).await.unwrap();
+    let mut directory = listener.subscribe("mmo.directory").await.unwrap();
     let gateway = start_gateway(
         Config {
             max_clients_per_ip: 1_000,
@@ -331,6 +333,25 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
     assert!(census.npcs_min >= 390, "{census:?}");
     assert!(handoffs >= 10.0, "only {handoffs} handoffs");
     assert_eq!(failed, 0.0);
+    let mut announced = BTreeMap::new();
+    while let Ok(Some(message)) =
+        tokio::time::timeout(Duration::from_millis(1_500), directory.next()).await
+    {
+        if let Ok(BusMessage::Announce(zone)) = protocol::codec::decode_bus(&message.payload) {
+            announced.insert(zone.zone.clone(), zone.region);
+        }
+        if announced.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(
+        announced,
+        BTreeMap::from([
+            ("east".to_owned(), [128.0, 0.0, 256.0, 257.0]),
+            ("west".to_owned(), [0.0, 0.0, 128.0, 257.0]),
+        ]),
+        "the directory"
+    );
     // At the 99th percentile of ticks no pair overlaps, and no body ever stands in a wall.
     assert_eq!(worst[1], 0.0, "bodies in walls");
     assert!(
