@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}   # cargo build --release -p server -p loadtest first
-dir=$(mktemp -d)
+dir=$(mktemp -d) && chmod 755 "$dir"
 port=14222
 if [ -n "${KILL_AT:-}" ] && [ -z "${STORE:-}" ]; then
   # A throwaway PostgreSQL (Debian's binaries) for the characters of a killed zone.
@@ -49,9 +49,15 @@ if [ -n "${KILL_AT:-}" ]; then
   ( sleep $(( KILL_AT + 5 )); kill -9 $east; echo "east killed" >&2; sleep $(( RESTART_AT - KILL_AT )); $BIN/server zone --cluster $dir/cluster.toml --zone east >>$dir/east.log 2>&1 & echo $! > $dir/east2.pid; echo "east restarted" >&2 ) &
 fi
 start_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
+# Overlaps are counted once every bot is in (after the ramp and warm-up): players joining
+# at nearby spawn points may land on each other until the repulsion parts them.
+overlapping() { for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_ticks_overlapping_total|ticks_total) "; done | awk '{s[$1]+=$2} END {print s["mmo_zone_ticks_overlapping_total"], s["mmo_ticks_total"]}'; }
+( sleep 12; overlapping > $dir/settled ) &
 $BIN/loadtest --server 127.0.0.1:4433 --bots ${BOTS:-200} --ramp 5 --warmup 5 --duration ${DURATION:-60} \
   --behaviour border --cluster $dir/cluster.toml --cert-fingerprint-file $dir/fp --report $dir/report.json || echo "loadtest exit $?"
 end_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
+read -r o0 t0 < $dir/settled; read -r o1 t1 < <(overlapping)
+echo "ticks ending with an overlap once all bots were in: $((o1 - o0)) of $((t1 - t0)) (both zones)"
 echo "gateway cpu ticks: $((end_cpu - start_cpu)) (1/100 s)"
 for m in 9201 9202; do
   # Handoff latency quantiles from the histogram's buckets (upper bounds).
@@ -63,5 +69,5 @@ q = lambda p: next((le for le, c in b if c >= p * n), None)
 print(f"zone on :'$m' handoffs {n:.0f}, latency p50 <= {q(0.5)} s, p99 <= {q(0.99)} s")'
 done
 for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_reals|handoffs_total|handoffs_failed_total|handoffs_in_flight|bus_bytes_out_total|handoff_seconds_(sum|count)|tick_seconds_(sum|count)|zone_overlapping_pairs_max|zone_bodies_in_walls_max|zone_ticks_overlapping_total|ticks_total) " ; done
-cp $dir/report.json ${REPORT:-cluster-report.json}
+cp $dir/report.json ${REPORT:-target/cluster-report.json}
 [ -f $dir/east2.pid ] && kill $(cat $dir/east2.pid) 2>/dev/null || true

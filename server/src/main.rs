@@ -224,10 +224,10 @@ enum Command {
         /// circling and repulsion, as before it existed. For comparisons.
         #[arg(long)]
         no_anticipation: bool,
-        /// Turn on congestion-aware paths (see `WorldConfig::congestion_routing`, off by
-        /// default): found paths turn wide of corners where bodies crawl.
+        /// Turn off congestion-aware paths (see `WorldConfig::congestion_routing`): paths
+        /// are then the shortest ones, whatever the jams they cross. For comparisons.
         #[arg(long)]
-        congestion_routing: bool,
+        no_congestion_routing: bool,
     },
 }
 
@@ -273,7 +273,7 @@ fn run() -> Result<()> {
             svg,
             jam_svg,
             no_anticipation,
-            congestion_routing,
+            no_congestion_routing,
         } => simulate::run(&SimulateArgs {
             map,
             npcs,
@@ -287,7 +287,7 @@ fn run() -> Result<()> {
             svg,
             jam_svg,
             anticipation: !no_anticipation,
-            congestion_routing,
+            congestion_routing: !no_congestion_routing,
         }),
     }
 }

@@ -283,7 +283,7 @@ mod tests {
             svg: None,
             jam_svg: None,
             anticipation: true,
-            congestion_routing: false,
+            congestion_routing: true,
         }
     }
 

@@ -144,11 +144,10 @@ pub struct WorldConfig {
     /// predict, before they touch. Off, bodies react only on contact (circling and
     /// repulsion), as before the rule existed.
     pub anticipation: bool,
-    /// Congestion-aware paths (`world/congestion.rs`): a map of where bodies crawl,
-    /// refreshed every simulated second, and a found path's turning points moved out from
-    /// the corners they wrap where that makes the way round cheaper. Off by default: on
-    /// den520d it barely eased the jams and cost arrivals (see `docs/benchmarks.md`); off,
-    /// paths are the shortest ones.
+    /// Congestion-aware paths (`world/congestion.rs`): once a simulated second, the bodies
+    /// that crawl are counted per mesh triangle, and new paths pay for the triangles they
+    /// enter, so they go round jams where the map has another way; bodies whose path leads
+    /// into a jam ask for a detour. Off, paths are the shortest ones.
     pub congestion_routing: bool,
     /// Circling: the first deflection and its widening step, degrees (PAPER §2.2: 10).
     pub circling_step_deg: f32,
@@ -179,7 +178,7 @@ impl Default for WorldConfig {
             path_budget_per_body: 2.5,
             path_corner_graph: false,
             anticipation: true,
-            congestion_routing: false,
+            congestion_routing: true,
             circling_step_deg: 10.0,
             circling_return_deg: 10.0,
             repulsion_speed_mps: 1.0,

@@ -8,6 +8,8 @@
 //! 3. [`World::serve_paths`] (`world/paths.rs`): the path queue, sliced within a per-tick
 //!    node budget that grows with the number of bodies. Requests beyond it wait for later
 //!    ticks; none is dropped. Found paths keep their left-turn corners wide of the walls.
+//!    First, once a second, the jams are priced into the search and bodies walking into
+//!    one ask for a detour (`world/congestion.rs`).
 //! 4. [`World::steer`] (`world/steering.rs`): each body's wanted velocity toward its next
 //!    path corner (a corner counts as passed from the side), turned right ahead of
 //!    oncoming bodies (keep right).

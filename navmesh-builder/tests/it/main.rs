@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod costs;
 mod grid_maps;
 mod paths;
 mod polygon_maps;

@@ -84,6 +84,17 @@
 //! exact point path is returned instead (counted in [`SearchStats::radius_fallbacks`]); its
 //! corners touch the walls they wrap but it never crosses one.
 //!
+//! # Triangle costs
+//! [`NavMeshQuery::set_triangle_costs`] adds a cost to every triangle a path enters (a
+//! crowd's jams, say). A node then carries those costs apart from its root's length
+//! (`Node::extra`): root-level pruning still compares lengths to roots plus the costs
+//! before them, and `f` is the node's cost so far plus a bound on the rest: the length
+//! bounds above plus a bound on the costs still to pay (`path/costs.rs`: a Dijkstra over
+//! the parts the costly triangles cut the mesh into). Without that second bound, a costly
+//! band across the only way would make the search expand every node shorter than the way
+//! plus its cost, most of the map. The search returns the taut path of least length plus
+//! costs. Without costs nothing changes.
+//!
 //! # Slicing
 //! [`NavMeshQuery::begin_search`], [`NavMeshQuery::update_search`] and
 //! [`NavMeshQuery::finish_search`] split one search over several calls with a bounded
@@ -99,9 +110,11 @@
 
 mod clearance;
 mod corner_graph;
+mod costs;
 mod search;
 
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 use crate::corners::Sweep;
 use crate::corridor::Corridor;
@@ -220,6 +233,12 @@ pub struct NavMeshQuery {
     corridor: Corridor,
     /// False to answer every query by the search (see [`NavMeshQuery::set_corner_graph`]).
     corner_graph: bool,
+    /// Extra cost per triangle entered, metres (see [`NavMeshQuery::set_triangle_costs`]).
+    triangle_costs: Option<Arc<[f64]>>,
+    /// The costs of the running search (`triangle_costs` when it began, if they fit).
+    costs_in_use: Option<Arc<[f64]>>,
+    /// The running search's lower bound on the costs still to pay.
+    cost_bound: costs::CostBound,
 }
 
 impl Default for NavMeshQuery {
@@ -250,6 +269,9 @@ impl Default for NavMeshQuery {
             seen_goal: Vec::new(),
             corridor: Corridor::default(),
             corner_graph: true,
+            triangle_costs: None,
+            costs_in_use: None,
+            cost_bound: costs::CostBound::default(),
         }
     }
 }
@@ -276,6 +298,22 @@ impl NavMeshQuery {
     /// query object that never uses the corner graph never makes a mesh build it.
     pub fn set_corner_graph(&mut self, enabled: bool) {
         self.corner_graph = enabled;
+    }
+
+    /// Extra costs for later searches: `costs[t]` metres are added to a path each time it
+    /// enters triangle `t` (from another triangle; the start's triangles are free), so that
+    /// the search returns the way of least length plus costs among the taut paths it
+    /// considers (a path still bends only at wall corners). A crowd uses this to route
+    /// round its jams.
+    ///
+    /// Costs that are not all finite and not negative, a slice of another length than the
+    /// mesh's triangle count, or `None` (the default) mean no costs: paths are then the
+    /// shortest ones, as the module docs say. With costs, queries always run the search
+    /// (the corner graph knows only lengths), and each search first bounds the costs
+    /// still to pay from every triangle (`path/costs.rs`), a few microseconds on a mesh of
+    /// a few thousand triangles. A search already running keeps the costs it began with.
+    pub fn set_triangle_costs(&mut self, costs: Option<Arc<[f64]>>) {
+        self.triangle_costs = costs.filter(|c| c.iter().all(|x| x.is_finite() && *x >= 0.0));
     }
 
     /// Counters of the last search.
@@ -392,7 +430,15 @@ impl NavMeshQuery {
             self.state = Search::Failed(FailKind::Unreachable);
             return Err(PathError::Unreachable);
         }
-        if self.corner_graph && self.corner_query(mesh, start, goal, radius) {
+        self.costs_in_use = self
+            .triangle_costs
+            .as_ref()
+            .filter(|c| c.len() == mesh.triangle_count())
+            .cloned();
+        if self.costs_in_use.is_none()
+            && self.corner_graph
+            && self.corner_query(mesh, start, goal, radius)
+        {
             return Ok(());
         }
         self.next_stamp(mesh);
@@ -423,6 +469,10 @@ impl NavMeshQuery {
             return Ok(());
         }
         self.state = Search::Running { goal, radius };
+        if let Some(costs) = &self.costs_in_use {
+            self.cost_bound.prepare(mesh, costs);
+            self.cost_bound.search_from(&self.goal_tris);
+        }
         self.seed(mesh, start, goal, radius);
         Ok(())
     }

@@ -46,6 +46,10 @@ pub(super) struct Node {
     pub(super) tri: TriId,
     pub(super) edge: u8,
     pub(super) g: f64,
+    /// The triangle costs (see [`NavMeshQuery::set_triangle_costs`]) of the triangles
+    /// entered since the root: the node's cost so far is `g + extra` plus the distance from
+    /// the root. Kept apart from `g` because root-level pruning compares roots' `g`.
+    pub(super) extra: f64,
 }
 
 /// An open-list entry: lowest `f` first, then highest `g` (deeper nodes first on ties).
@@ -155,6 +159,15 @@ fn heuristic(r: Point, p: Point, q: Point, goal: Point) -> f64 {
 }
 
 impl NavMeshQuery {
+    /// The running search's cost for entering `tri` (0 without costs, and while flooding).
+    #[inline(always)]
+    fn triangle_cost(&self, tri: TriId) -> f64 {
+        match &self.costs_in_use {
+            Some(costs) if !self.flood => costs[tri.index()],
+            _ => 0.0,
+        }
+    }
+
     /// A fresh stamp for the per-vertex arrays, sizing them for this mesh.
     pub(super) fn next_stamp(&mut self, mesh: &NavMesh) {
         if self.turn_stamp.len() != mesh.triangle_count() * 6 {
@@ -183,7 +196,17 @@ impl NavMeshQuery {
                     // The start lies on this edge: the triangle across is a start triangle too.
                     continue;
                 }
-                self.push_successor(mesh, radius, tri, None, e, (q, true), (p, true), 0, 0.0);
+                self.push_successor(
+                    mesh,
+                    radius,
+                    tri,
+                    None,
+                    e,
+                    (q, true),
+                    (p, true),
+                    0,
+                    (0.0, 0.0),
+                );
             }
         }
         self.queue_pending(mesh, goal);
@@ -304,7 +327,7 @@ impl NavMeshQuery {
         left: (Point, bool),
         right: (Point, bool),
         root: u32,
-        g: f64,
+        (g, extra): (f64, f64),
     ) {
         let Some(next) = mesh.neighbours()[tri.index()][edge] else {
             return;
@@ -333,6 +356,7 @@ impl NavMeshQuery {
             tri: next,
             edge: edge_towards(mesh, next, tri) as u8,
             g,
+            extra: extra + self.triangle_cost(next),
         };
         self.nodes.push(node);
         self.stats.generated += 1;
@@ -347,7 +371,7 @@ impl NavMeshQuery {
             let f = self.estimate(mesh, goal, &node);
             self.open.push(Open {
                 f,
-                g: node.g,
+                g: node.g + node.extra,
                 index,
                 is_goal: false,
             });
@@ -355,9 +379,11 @@ impl NavMeshQuery {
         self.pending.clear();
     }
 
-    /// A node's `f`: its `g` plus the largest of three lower bounds on the rest of the
-    /// path: straight lines through the interval, landmarks from the root, and landmarks
-    /// from the interval's edge. Only nodes that go on the open list need one.
+    /// A node's `f`: its cost so far (`g` and the triangle costs since its root) plus the
+    /// largest of three lower bounds on the rest of the path's length: straight lines
+    /// through the interval, landmarks from the root, and landmarks from the interval's
+    /// edge; with triangle costs, plus a lower bound on the costs still to pay. Only nodes
+    /// that go on the open list need one.
     fn estimate(&mut self, mesh: &NavMesh, goal: Point, node: &Node) -> f64 {
         if self.flood {
             return node.g;
@@ -374,7 +400,16 @@ impl NavMeshQuery {
             self.edge_bound[key] = mesh.landmarks().edge_bound(p, q, len, &self.active);
         }
         let via_edge = to_interval + self.edge_bound[key];
+        // With triangle costs, the costs still to pay are a bound of their own, added to
+        // the length's (see `path/costs.rs`).
+        let still_to_pay = if self.costs_in_use.is_some() {
+            self.cost_bound.still_to_pay(node.tri)
+        } else {
+            0.0
+        };
         node.g
+            + node.extra
+            + still_to_pay
             + heuristic(root.point, node.left, node.right, goal)
                 .max(root.alt)
                 .max(via_edge)
@@ -389,7 +424,7 @@ impl NavMeshQuery {
                     left: (Point, bool),
                     right: (Point, bool),
                     root: u32,
-                    g: f64| {
+                    g: (f64, f64)| {
             query.push_successor(mesh, radius, tri, Some(e), edge, left, right, root, g);
         };
         let corners = mesh.triangles()[tri.index()];
@@ -397,6 +432,10 @@ impl NavMeshQuery {
         let root = self.roots[node.root as usize];
         let r = root.point;
         let in_goal = self.goal_tris.contains(&tri);
+        // The cost of this node's way so far, less the distance from its root: paths that
+        // leave it (to the goal or through a new root) start from here.
+        let base = node.g + node.extra;
+        let same_root = (node.g, node.extra);
 
         if let Some(c) = corners.iter().position(|v| v.0 == root.vertex) {
             // The root is a corner of this triangle: all of it is in view. Continue to the
@@ -407,13 +446,13 @@ impl NavMeshQuery {
                 }
             }
             if in_goal {
-                self.push_goal(node.root, node.g + r.distance(goal));
+                self.push_goal(node.root, base + r.distance(goal));
             }
             let opposite = (c + 1) % 3;
             let other = if e == c { (c + 2) % 3 } else { c };
             for edge in [opposite, other] {
                 let (p, q) = (pts[edge], pts[(edge + 1) % 3]);
-                push(self, edge, (q, true), (p, true), node.root, node.g);
+                push(self, edge, (q, true), (p, true), node.root, same_root);
             }
             return;
         }
@@ -429,10 +468,10 @@ impl NavMeshQuery {
             let slack = 1e-9 * r.distance(goal) * (1.0 + r.distance(a).max(r.distance(b)));
             let left_of_a = orient(r, a, goal);
             if left_of_a <= slack && orient(r, b, goal) >= -slack {
-                self.push_goal(node.root, node.g + r.distance(goal));
+                self.push_goal(node.root, base + r.distance(goal));
             } else if left_of_a > 0.0 {
                 if node.left_is_corner && mesh.is_wall_vertex(lv) {
-                    let g = node.g + r.distance(l);
+                    let g = base + r.distance(l);
                     if let Some(turn) =
                         self.add_root(mesh, lv, turn_key(tri, e, true), node.root, g)
                     {
@@ -440,7 +479,7 @@ impl NavMeshQuery {
                     }
                 }
             } else if node.right_is_corner && mesh.is_wall_vertex(rv) {
-                let g = node.g + r.distance(rr);
+                let g = base + r.distance(rr);
                 if let Some(turn) =
                     self.add_root(mesh, rv, turn_key(tri, (e + 1) % 3, false), node.root, g)
                 {
@@ -520,7 +559,7 @@ impl NavMeshQuery {
                     (at(sa), sa == 0.0),
                     (at(hi), hi == 1.0),
                     node.root,
-                    node.g,
+                    same_root,
                 );
             }
         }
@@ -533,7 +572,7 @@ impl NavMeshQuery {
                     (at(lo), lo == 1.0),
                     (at(sb), sb == 2.0),
                     node.root,
-                    node.g,
+                    same_root,
                 );
             }
         }
@@ -551,25 +590,39 @@ impl NavMeshQuery {
                 .is_some_and(|x| orient(r, rr, mesh.vertices()[x.index()]) < 0.0)
         };
         if node.left_is_corner && sa > 0.0 && taut_left() {
-            let g = node.g + r.distance(l);
+            let g = base + r.distance(l);
             if let Some(turn) = self.add_root(mesh, lv, turn_key(tri, e, true), node.root, g) {
                 // Edge L-W touches L: the whole edge, and the fan continues around L.
-                push(self, lw_edge, (l, true), (w, true), turn, g);
+                push(self, lw_edge, (l, true), (w, true), turn, (g, 0.0));
                 if sa > 1.0 {
-                    push(self, wr_edge, (w, true), (at(sa), sa == 2.0), turn, g);
+                    push(
+                        self,
+                        wr_edge,
+                        (w, true),
+                        (at(sa), sa == 2.0),
+                        turn,
+                        (g, 0.0),
+                    );
                 }
             }
         }
         // Beyond the right ray, reachable by turning at R.
         if node.right_is_corner && sb < 2.0 && taut_right() {
-            let g = node.g + r.distance(rr);
+            let g = base + r.distance(rr);
             if let Some(turn) =
                 self.add_root(mesh, rv, turn_key(tri, (e + 1) % 3, false), node.root, g)
             {
                 if sb < 1.0 {
-                    push(self, lw_edge, (at(sb), sb == 0.0), (w, true), turn, g);
+                    push(
+                        self,
+                        lw_edge,
+                        (at(sb), sb == 0.0),
+                        (w, true),
+                        turn,
+                        (g, 0.0),
+                    );
                 }
-                push(self, wr_edge, (w, true), (rr, true), turn, g);
+                push(self, wr_edge, (w, true), (rr, true), turn, (g, 0.0));
             }
         }
     }

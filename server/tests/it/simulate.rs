@@ -163,7 +163,7 @@ fn simulate_reports_the_flow_and_draws_the_jams() {
     // The switches reach the world: with other rules it is another world.
     let (_, off, _) = run_with(&["--no-anticipation"], "off");
     assert_ne!(json["state_hash_end"], off["state_hash_end"]);
-    let (_, routed, _) = run_with(&["--congestion-routing"], "routed");
+    let (_, routed, _) = run_with(&["--no-congestion-routing"], "unrouted");
     assert_eq!(routed["overlapping_pairs_max"], 0, "{routed}");
 }
 

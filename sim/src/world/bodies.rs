@@ -28,6 +28,11 @@ pub(super) struct Body {
     /// the same every tick until the body passes a corner or the path changes.
     pub(super) along: Option<(usize, f32)>,
     pub(super) path_pending: bool,
+    /// The pending request is a detour round a jam for the same goal (see
+    /// `World::reroute`): the body walks its current path until the new one comes.
+    pub(super) rerouting: bool,
+    /// The tick of the body's last detour request.
+    pub(super) rerouted_tick: u64,
     /// The circling heading `d` (PAPER §2.2), while circling.
     pub(super) heading: Option<Vec2>,
     /// Consecutive ticks this body has waited for an oncoming body to pass on its right
@@ -76,6 +81,8 @@ impl Body {
             corner: 0,
             along: None,
             path_pending: false,
+            rerouting: false,
+            rerouted_tick: tick,
             heading: None,
             yield_ticks: 0,
             lane: 0.0,

@@ -1,102 +1,81 @@
-//! Congestion-aware paths: a coarse map of where bodies are held up, refreshed every
-//! simulated second, and the shaping of found paths around it.
+//! Congestion-aware paths: where bodies are held up, counted per mesh triangle once every
+//! simulated second, and priced into the path search, so that new paths go round the
+//! jams where the map has another way.
 //!
 //! The path search finds the shortest path for a disc, and the shortest paths of a crowd
-//! with goals all over the map share the same lines: they hug the inner side of every
-//! bend of the map's main ways, so the crowd walks in a band a few metres wide along the
-//! inner walls while the rest of each room stays empty, and where those bands cross they
-//! jam. As in density-aware crowd models (Treuille, Cooper and Popović 2006, "Continuum
-//! crowds"; Narain et al. 2009), a path here pays for the congestion it crosses: each
-//! turning point of a found path may move out from the corner it wraps, across the room,
-//! when the longer way round costs less than the held-up bodies it avoids. The search
-//! itself stays the mesh's exact one; only where a path turns changes, and only within
-//! sight of its neighbours.
+//! with goals all over the map share the same lines: through the few passages that join
+//! the map's parts, where opposing streams pack and jam. As in density-aware crowd models
+//! (Treuille, Cooper and Popović 2006, "Continuum crowds"; Narain et al. 2009), a path
+//! here pays for the congestion it crosses: each triangle costs, for a path entering it,
+//! [`WEIGHT_M`] metres per body crawling in it (below [`CRAWL_RATIO`] of its speed) per
+//! metre of the triangle's size (the square root of its area, a typical length across
+//! it), and the search (`NavMeshQuery::set_triangle_costs`) returns the way of least
+//! length plus costs. Paths are searched when a body gets a goal (or replans after
+//! circling), and bodies already on their way ask for a detour when their path leads
+//! into a jam within [`DETOUR_LOOK_M`] (see `World::reroute`).
 //!
-//! Off by default ([`WorldConfig::congestion_routing`](crate::WorldConfig::congestion_routing)):
-//! on den520d, where one central junction carries most routes and has no way round, it
-//! moved few corners, barely eased the jams and cost arrivals (the measurements are in
-//! `docs/benchmarks.md`). A cost that the path search itself adds, able to pick another
-//! way round, needs the search's help (`navmesh`), which it does not offer yet.
+//! The cost is steep (see [`WEIGHT_M`]): measured on den520d, the steeper, the fewer goals
+//! given up, up to a plateau (`docs/benchmarks.md`). The search stays exact and cheap
+//! because it bounds the costs still to pay (`navmesh/src/path/costs.rs`). While the
+//! path queue is behind, searches run without costs and no detour is asked for.
 
-use navmesh::{NavMesh, Point};
+use std::sync::Arc;
 
-use super::{DT_SECS, World};
-use crate::types::{CRAWL_RATIO, Vec2};
+use navmesh::TriId;
 
-/// The congestion map's cell side, metres.
-const CELL_M: f32 = 2.0;
-/// How often the map is refreshed, ticks (one simulated second).
+use super::{DT_SECS, World, to_point};
+use crate::types::CRAWL_RATIO;
+
+/// How often the costs are refreshed, ticks (one simulated second).
 const REFRESH_TICKS: u64 = 20;
-/// Spacing of the samples taken along a path segment, metres.
-const SAMPLE_M: f32 = 1.0;
-/// Metres of walking a path gives to avoid one crawling body per square metre along one
-/// metre.
-const WEIGHT: f32 = 1.0;
-/// A turning point moves only if that saves at least this much, metres.
-const LEAST_GAIN_M: f32 = 2.0;
-/// How far a turning point may move out from its corner, metres, in the order tried.
-const OFFSETS_M: [f64; 6] = [1.5, 3.0, 5.0, 7.5, 10.0, 14.0];
+/// Metres a path pays to enter a triangle, per crawling body in it per metre of the
+/// triangle's size: a few crawling bodies make a triangle worth a detour of hundreds of
+/// metres, so paths go round any jam the map has a way round.
+const WEIGHT_M: f64 = 500.0;
+/// Searches run without costs while more requests wait than one per this many bodies
+/// (and at least [`BEHIND_LEAST`]).
+const BEHIND_PER: usize = 50;
+/// See [`BEHIND_PER`].
+const BEHIND_LEAST: usize = 64;
+/// Detours (see `World::reroute`): how far along its path a body looks, metres.
+const DETOUR_LOOK_M: f32 = 20.0;
+/// Detours: the spacing of the points sampled along the path, metres.
+const DETOUR_SAMPLE_M: f32 = 2.0;
+/// Detours: the costs ahead, metres, that make a body ask for a detour (one crawling
+/// body in a triangle of 1 m size costs [`WEIGHT_M`]).
+const DETOUR_LEAST: f64 = WEIGHT_M;
+/// Detours: at most one request per body in this many ticks (5 s).
+const DETOUR_EVERY_TICKS: u64 = 100;
 
-/// Where bodies were held up at the last refresh: per cell, the bodies walking a path
-/// that crawled in their last tick (below [`CRAWL_RATIO`] of their speed), per square
-/// metre.
+/// The triangle costs and their scratch.
 #[derive(Default)]
 pub(super) struct Congestion {
-    origin: Vec2,
-    cols: usize,
-    rows: usize,
-    /// Held-up bodies per square metre, by cell (row-major).
-    density: Vec<f32>,
-}
-
-impl Congestion {
-    /// The density at `p` (0 outside the map).
-    fn at(&self, p: Vec2) -> f32 {
-        let fx = (p.x - self.origin.x) / CELL_M;
-        let fy = (p.y - self.origin.y) / CELL_M;
-        if !(fx >= 0.0 && fy >= 0.0) {
-            return 0.0;
-        }
-        let (cx, cy) = (fx as usize, fy as usize);
-        if cx >= self.cols || cy >= self.rows {
-            return 0.0;
-        }
-        self.density[cy * self.cols + cx]
-    }
-
-    /// The density integrated along the segment from `a` to `b` (held-up bodies per metre
-    /// of width, so to speak), sampled every [`SAMPLE_M`].
-    fn along(&self, a: Vec2, b: Vec2) -> f32 {
-        let len = (b - a).length();
-        let n = (len / SAMPLE_M).ceil().max(1.0) as usize;
-        let ds = len / n as f32;
-        (0..n)
-            .map(|k| self.at(a + (b - a) * ((k as f32 + 0.5) / n as f32)))
-            .sum::<f32>()
-            * ds
-    }
-}
-
-fn vec(p: Point) -> Vec2 {
-    Vec2::new(p.x as f32, p.y as f32)
+    /// Per triangle, one over its size (the square root of its area, at least 1 m).
+    inverse_size: Vec<f64>,
+    /// Per triangle, the bodies walking a path that crawled in their last tick.
+    crawling: Vec<f64>,
+    /// The costs in use (`None`: none), for the detours.
+    costs: Option<Arc<[f64]>>,
 }
 
 impl World {
-    /// Refreshes the congestion map once every [`REFRESH_TICKS`] (the path phase calls
-    /// this before serving requests).
+    /// Refreshes the triangle costs of the path search once every [`REFRESH_TICKS`] (the
+    /// path phase calls this before serving requests). With no body crawling, or with the
+    /// path queue behind, searches run without costs.
     pub(super) fn refresh_congestion(&mut self) {
         if !self.config.congestion_routing || !self.tick.0.is_multiple_of(REFRESH_TICKS) {
             return;
         }
+        let n = self.mesh.triangle_count();
         let c = &mut self.congestion;
-        let b = self.mesh.bounds();
-        c.origin = Vec2::new(b.min.x as f32, b.min.y as f32);
-        let size = b.size();
-        c.cols = ((size.x as f32 / CELL_M).ceil() as usize).clamp(1, 4096);
-        c.rows = ((size.y as f32 / CELL_M).ceil() as usize).clamp(1, 4096);
-        c.density.clear();
-        c.density.resize(c.cols * c.rows, 0.0);
-        let per_body = 1.0 / (CELL_M * CELL_M);
+        if c.inverse_size.len() != n {
+            c.inverse_size = (0..n)
+                .map(|t| 1.0 / self.mesh.triangle_area(TriId(t as u32)).max(1.0).sqrt())
+                .collect();
+        }
+        c.crawling.clear();
+        c.crawling.resize(n, 0.0);
+        let mut any = false;
         for (_, body) in self.bodies.iter() {
             // Bodies waiting for a path (all of them in the first tick) stand still without
             // being held up by anyone.
@@ -107,128 +86,92 @@ impl World {
             if body.moved >= CRAWL_RATIO * body.speed * DT_SECS {
                 continue;
             }
-            let fx = (body.pos.x - c.origin.x) / CELL_M;
-            let fy = (body.pos.y - c.origin.y) / CELL_M;
-            if fx >= 0.0 && fy >= 0.0 && (fx as usize) < c.cols && (fy as usize) < c.rows {
-                c.density[fy as usize * c.cols + fx as usize] += per_body;
+            if let Some(t) = self.mesh.locate(to_point(body.pos)) {
+                c.crawling[t.index()] += 1.0;
+                any = true;
             }
         }
+        // Searches that pay costs expand more nodes: while the queue is behind (the
+        // start-up burst, when every body asks at once), they run without.
+        let behind = self.paths.len() > (self.bodies.len() / BEHIND_PER).max(BEHIND_LEAST);
+        let costs: Option<Arc<[f64]>> = (any && !behind).then(|| {
+            c.crawling
+                .iter()
+                .zip(&c.inverse_size)
+                .map(|(&k, &s)| WEIGHT_M * k * s)
+                .collect()
+        });
+        self.paths.set_triangle_costs(costs.clone());
+        self.congestion.costs = costs;
     }
-}
 
-impl Congestion {
-    /// Moves the turning points of a found path out from the corners they wrap where the
-    /// congestion map makes the longer way round cheaper (see the module docs). A point
-    /// moves along the bisector of its turn, away from the turn's inside, to the cheapest
-    /// of [`OFFSETS_M`] that keeps a disc of `radius` clear of the walls and both
-    /// neighbouring segments in sight; a path through empty rooms is left as it is.
-    pub(super) fn spread_corners(&self, mesh: &NavMesh, points: &mut [Point], radius: f64) {
-        let (weight, least) = (WEIGHT, LEAST_GAIN_M);
-        let c = self;
-        // Each candidate's cost, then its point; tried cheapest first.
-        let mut tried: Vec<(f32, Point)> = Vec::new();
-        for k in 1..points.len().saturating_sub(1) {
-            let (prev, p, next) = (points[k - 1], points[k], points[k + 1]);
-            let (a, q, b) = (vec(prev), vec(p), vec(next));
-            let here = c.along(a, q) + c.along(q, b);
-            if here * weight < least {
-                continue;
-            }
-            let (u, v) = (q - a, b - q);
-            let (lu, lv) = (u.length(), v.length());
-            if lu < 1e-3 || lv < 1e-3 {
-                continue;
-            }
-            let out = u / lu - v / lv;
-            let lo = out.length();
-            if lo < 1e-3 {
-                continue;
-            }
-            let out = out / lo;
-            let base = lu + lv + weight * here;
-            tried.clear();
-            for s in OFFSETS_M {
-                let cand = q + out * s as f32;
-                let cost = (cand - a).length()
-                    + (b - cand).length()
-                    + weight * (c.along(a, cand) + c.along(cand, b));
-                if cost < base - least {
-                    tried.push((cost, Point::new(f64::from(cand.x), f64::from(cand.y))));
-                }
-            }
-            tried.sort_by(|x, y| x.0.total_cmp(&y.0));
-            let clear =
-                |a: Point, b: Point| matches!(mesh.raycast(a, b), Ok(navmesh::Raycast::Clear));
-            if let Some(&(_, cand)) = tried.iter().find(|&&(_, cand)| {
-                mesh.locate(cand).is_some()
-                    && mesh.clearance(cand, radius) >= radius
-                    && clear(prev, cand)
-                    && clear(cand, next)
-            }) {
-                points[k] = cand;
-            }
+    /// Detours: once a second (staggered over the ticks by slot), each body walking a path
+    /// looks [`DETOUR_LOOK_M`] along it; if the triangles it would enter there cost
+    /// [`DETOUR_LEAST`] or more, it asks for a new path to the same goal, at most once
+    /// every [`DETOUR_EVERY_TICKS`], and walks its old path until the new one comes (see
+    /// `World::finish_request`: a detour does not restart the give-up clock). None are
+    /// asked for while the path queue is behind.
+    pub(super) fn reroute(&mut self) {
+        if !self.config.congestion_routing {
+            return;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use navmesh::{BuildInfo, VertId};
-
-    use super::*;
-
-    /// A 40 m square room in two triangles.
-    fn room() -> NavMesh {
-        let v = vec![
-            Point::new(0.0, 0.0),
-            Point::new(40.0, 0.0),
-            Point::new(40.0, 40.0),
-            Point::new(0.0, 40.0),
-        ];
-        let t = |a, b, c| [VertId(a), VertId(b), VertId(c)];
-        NavMesh::new(BuildInfo::default(), v, vec![t(0, 1, 2), t(0, 2, 3)]).unwrap()
-    }
-
-    /// A congestion map over the room with `density` in the cells within `reach` of `at`.
-    fn map(at: Vec2, reach: f32, density: f32) -> Congestion {
-        let (cols, rows) = (20, 20);
-        let mut c = Congestion {
-            origin: Vec2::ZERO,
-            cols,
-            rows,
-            density: vec![0.0; cols * rows],
+        let Some(costs) = self.congestion.costs.clone() else {
+            return;
         };
-        for y in 0..rows {
-            for x in 0..cols {
-                let centre = Vec2::new((x as f32 + 0.5) * CELL_M, (y as f32 + 0.5) * CELL_M);
-                if (centre - at).length() <= reach {
-                    c.density[y * cols + x] = density;
+        let tick = self.tick.0;
+        let room = (self.bodies.len() / BEHIND_PER).max(BEHIND_LEAST);
+        for i in 0..self.bodies.slot_count() {
+            if self.paths.len() > room {
+                break;
+            }
+            if !(i as u64 + tick).is_multiple_of(REFRESH_TICKS) {
+                continue;
+            }
+            let Some(b) = self.bodies.at(i) else {
+                continue;
+            };
+            if b.goal.is_none()
+                || b.path_pending
+                || b.path.is_empty()
+                || b.direction.is_some()
+                || tick.saturating_sub(b.rerouted_tick) < DETOUR_EVERY_TICKS
+            {
+                continue;
+            }
+            // The costs of the triangles the path enters within the look, sampled every
+            // `DETOUR_SAMPLE_M` (the body's own triangle is paid already).
+            let mut ahead = 0.0f64;
+            let mut last = self.mesh.locate(to_point(b.pos));
+            let (mut from, mut left, mut k) = (b.pos, DETOUR_LOOK_M, b.corner);
+            let mut along = DETOUR_SAMPLE_M / 2.0;
+            while left > 0.0 && k < b.path.len() {
+                let to = b.path[k];
+                let seg = (to - from).length();
+                while along <= seg && left > 0.0 {
+                    let p = from + (to - from) * (along / seg);
+                    if let Some(tri) = self.mesh.locate(to_point(p))
+                        && last != Some(tri)
+                    {
+                        last = Some(tri);
+                        ahead += costs[tri.index()];
+                    }
+                    along += DETOUR_SAMPLE_M;
+                    left -= DETOUR_SAMPLE_M;
                 }
+                along -= seg;
+                from = to;
+                k += 1;
+            }
+            if ahead < DETOUR_LEAST {
+                continue;
+            }
+            let id = self.bodies.id_at(i);
+            if let Some(b) = self.bodies.at_mut(i) {
+                b.path_pending = true;
+                b.rerouting = true;
+                b.rerouted_tick = tick;
+                self.paths.push(id, tick);
             }
         }
-        c
-    }
-
-    #[test]
-    fn a_turn_through_a_jam_moves_out_of_it_and_an_empty_room_changes_nothing() {
-        let mesh = room();
-        // East along y = 10, then north at x = 20.
-        let path = [
-            Point::new(5.0, 10.0),
-            Point::new(20.0, 10.0),
-            Point::new(20.0, 35.0),
-        ];
-        let mut empty = path;
-        map(Vec2::new(20.0, 10.0), 4.0, 0.0).spread_corners(&mesh, &mut empty, 0.4);
-        assert_eq!(empty, path);
-
-        // Held-up bodies round the turn (the inside of a left turn is to its north-west):
-        // the turning point moves out, south-east, and the path still stays in the room.
-        let mut jammed = path;
-        map(Vec2::new(18.0, 12.0), 4.0, 1.5).spread_corners(&mesh, &mut jammed, 0.4);
-        let moved = jammed[1];
-        assert!(moved.x > 20.0 && moved.y < 10.0, "{moved:?}");
-        assert!(mesh.locate(moved).is_some());
-        assert_eq!((jammed[0], jammed[2]), (path[0], path[2]));
     }
 }

@@ -52,7 +52,7 @@ impl World {
             if let Some(goal) = b.goal {
                 // Progress is measured along the path (a path may lead away from the goal
                 // around an obstacle); before the path arrives, in a straight line.
-                let dist = if b.path.is_empty() || b.path_pending {
+                let dist = if b.path.is_empty() || (b.path_pending && !b.rerouting) {
                     (goal - b.pos).length()
                 } else {
                     b.remaining_length()

@@ -3,6 +3,7 @@
 //! kept clear of the walls they wrap).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use navmesh::{NavMesh, NavMeshQuery, Point, SliceStatus};
 
@@ -47,6 +48,12 @@ impl PathQueue {
         }
     }
 
+    /// Sets the triangle costs of later searches (see `NavMeshQuery::set_triangle_costs`;
+    /// `world/congestion.rs`).
+    pub(super) fn set_triangle_costs(&mut self, costs: Option<Arc<[f64]>>) {
+        self.query.set_triangle_costs(costs);
+    }
+
     /// Queues a path request for body `id` at `tick` (the body's goal is read when its
     /// turn comes; a body has at most one request queued, see `Body::path_pending`).
     pub(super) fn push(&mut self, id: EntityId, tick: u64) {
@@ -54,7 +61,7 @@ impl PathQueue {
     }
 
     /// The requests not yet answered, the one being searched included.
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.waiting.len() + usize::from(self.searching.is_some())
     }
 
@@ -73,6 +80,7 @@ impl World {
     /// that does not finish continues next tick.
     pub fn serve_paths(&mut self) {
         self.refresh_congestion();
+        self.reroute();
         let live = self.bodies.len();
         let per_body = f64::from(self.config.path_budget_per_body.max(0.0)) * live as f64;
         let mut budget = self.config.path_budget_per_tick.max(per_body as usize);
@@ -147,20 +155,30 @@ impl World {
             end_where_standable(&self.mesh, corners, radius);
             let margin = f64::from(self.config.corner_margin_m);
             widen_corners(&self.mesh, corners, radius, margin);
-            if self.config.congestion_routing {
-                self.congestion.spread_corners(&self.mesh, corners, radius);
-            }
         }
         let tick = self.tick.0;
         let Some(b) = self.bodies.get_mut(id) else {
             return;
         };
         b.path_pending = false;
+        let detour = std::mem::take(&mut b.rerouting);
         if b.goal != Some(goal) {
             // The goal changed while the search ran: search again.
             if b.goal.is_some() {
                 b.path_pending = true;
                 self.paths.push(id, tick);
+            }
+            return;
+        }
+        if detour {
+            // A detour round a jam: the body keeps walking its path if none is found, and
+            // the new path does not restart its give-up clock, only where progress is
+            // measured from.
+            if found {
+                b.clear_path();
+                b.corner = 1;
+                b.path.extend(corners.iter().map(|&p| to_vec(p)));
+                b.best_goal_dist = remaining_length(&b.path, 1, b.pos);
             }
             return;
         }

@@ -69,7 +69,7 @@ impl World {
                 b.heading = None;
                 continue;
             };
-            if b.path_pending || b.path.is_empty() {
+            if (b.path_pending && !b.rerouting) || b.path.is_empty() {
                 continue;
             }
             while b.corner < b.path.len() {

@@ -1,0 +1,153 @@
+//! A lower bound on the triangle costs still to pay (see
+//! [`NavMeshQuery::set_triangle_costs`]), so that a search with costs knows early that a
+//! costly band lies between it and the goal.
+//!
+//! The triangles without cost fall into connected parts; every costly triangle is a part
+//! of its own. On the graph of parts (adjacent when two of their triangles share an edge),
+//! entering a costly part costs its triangle's cost and entering a free part costs
+//! nothing; a path of the mesh that enters triangles `t1, t2, …` pays at least the
+//! cheapest walk over the parts they lie in. One Dijkstra from the goal's parts, per
+//! search, on a graph of a few hundred parts where the mesh has thousands of triangles,
+//! gives that bound for every triangle. Added to the length bound it keeps `f` a lower
+//! bound on the cost, since lengths and costs are separate sums. The graph ignores the disc's
+//! width (a passage too narrow for it still joins two parts), which only lowers the
+//! bound.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use crate::mesh::{NavMesh, TriId};
+
+/// The graph of parts for one set of costs, and the distances of the current search.
+#[derive(Debug, Default)]
+pub(super) struct CostBound {
+    /// The costs the graph was built for.
+    built_for: Option<Arc<[f64]>>,
+    /// The part of each triangle.
+    part: Vec<u32>,
+    /// The cost of entering each part.
+    entry: Vec<f64>,
+    /// Each part's neighbours, `adjacency[start[p]..start[p + 1]]`.
+    start: Vec<u32>,
+    adjacency: Vec<u32>,
+    /// The least cost still to pay from each part to the goal (current search).
+    dist: Vec<f64>,
+    heap: BinaryHeap<Reverse<(OrdF64, u32)>>,
+    stack: Vec<u32>,
+    pairs: Vec<(u32, u32)>,
+}
+
+/// An `f64` ordered by `total_cmp`, for the heap.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct OrdF64(f64);
+impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for OrdF64 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl CostBound {
+    /// Builds the graph of parts for `costs` (one per triangle of `mesh`), unless it is
+    /// built for them already.
+    pub(super) fn prepare(&mut self, mesh: &NavMesh, costs: &Arc<[f64]>) {
+        if self
+            .built_for
+            .as_ref()
+            .is_some_and(|b| Arc::ptr_eq(b, costs))
+        {
+            return;
+        }
+        let n = mesh.triangle_count();
+        let neighbours = mesh.neighbours();
+        self.part.clear();
+        self.part.resize(n, u32::MAX);
+        self.entry.clear();
+        for t in 0..n {
+            if self.part[t] != u32::MAX {
+                continue;
+            }
+            let p = self.entry.len() as u32;
+            self.entry.push(costs[t]);
+            self.part[t] = p;
+            if costs[t] > 0.0 {
+                continue;
+            }
+            // A free part: every free triangle reachable through free triangles.
+            self.stack.clear();
+            self.stack.push(t as u32);
+            while let Some(u) = self.stack.pop() {
+                for v in neighbours[u as usize].iter().flatten() {
+                    let v = v.index();
+                    if self.part[v] == u32::MAX && costs[v] <= 0.0 {
+                        self.part[v] = p;
+                        self.stack.push(v as u32);
+                    }
+                }
+            }
+        }
+        self.pairs.clear();
+        for (t, around) in neighbours.iter().enumerate() {
+            for v in around.iter().flatten() {
+                let (a, b) = (self.part[t], self.part[v.index()]);
+                if a != b {
+                    self.pairs.push((a, b));
+                }
+            }
+        }
+        self.pairs.sort_unstable();
+        self.pairs.dedup();
+        let parts = self.entry.len();
+        self.start.clear();
+        self.start.resize(parts + 1, 0);
+        for &(a, _) in &self.pairs {
+            self.start[a as usize + 1] += 1;
+        }
+        for p in 0..parts {
+            self.start[p + 1] += self.start[p];
+        }
+        self.adjacency.clear();
+        self.adjacency.extend(self.pairs.iter().map(|&(_, b)| b));
+        self.built_for = Some(Arc::clone(costs));
+    }
+
+    /// The least costs still to pay from every part to one of `goal_tris` (Dijkstra
+    /// backwards: a part's distance is the cheapest entry into a neighbour plus that
+    /// neighbour's distance).
+    pub(super) fn search_from(&mut self, goal_tris: &[TriId]) {
+        self.dist.clear();
+        self.dist.resize(self.entry.len(), f64::INFINITY);
+        self.heap.clear();
+        for t in goal_tris {
+            let p = self.part[t.index()];
+            self.dist[p as usize] = 0.0;
+            self.heap.push(Reverse((OrdF64(0.0), p)));
+        }
+        while let Some(Reverse((OrdF64(d), v))) = self.heap.pop() {
+            if d > self.dist[v as usize] {
+                continue;
+            }
+            let through = d + self.entry[v as usize];
+            let (a, b) = (self.start[v as usize], self.start[v as usize + 1]);
+            for k in a..b {
+                let u = self.adjacency[k as usize] as usize;
+                if through < self.dist[u] {
+                    self.dist[u] = through;
+                    self.heap.push(Reverse((OrdF64(through), u as u32)));
+                }
+            }
+        }
+    }
+
+    /// The least costs still to pay after entering `tri` (its own cost paid).
+    #[inline]
+    pub(super) fn still_to_pay(&self, tri: TriId) -> f64 {
+        self.dist[self.part[tri.index()] as usize]
+    }
+}
