@@ -43,7 +43,13 @@ printf 'spawn_point = [128.0, 128.0]\nspawn_spread_m = 25.0\n' > $dir/gw.toml
 $BIN/server zone --cluster $dir/cluster.toml --zone west >$dir/west.log 2>&1 & west=$!
 $BIN/server zone --cluster $dir/cluster.toml --zone east >$dir/east.log 2>&1 & east=$!
 $BIN/server gateway --cluster $dir/cluster.toml --config $dir/gw.toml --max-clients-per-ip 1000 --fingerprint-file $dir/fp >$dir/gw.log 2>&1 & gw=$!
-trap 'kill $west $east $gw $nats 2>/dev/null; wait 2>/dev/null; stop_pg' EXIT
+cleanup() {
+  kill $west $east $gw $nats 2>/dev/null || true
+  [ -f $dir/east2.pid ] && kill "$(cat $dir/east2.pid)" 2>/dev/null || true
+  wait 2>/dev/null || true
+  stop_pg
+}
+trap cleanup EXIT
 for i in $(seq 100); do [ -s $dir/fp ] && break; sleep 0.2; done
 if [ -n "${KILL_AT:-}" ]; then
   ( sleep $(( KILL_AT + 5 )); kill -9 $east; echo "east killed" >&2; sleep $(( RESTART_AT - KILL_AT )); $BIN/server zone --cluster $dir/cluster.toml --zone east >>$dir/east.log 2>&1 & echo $! > $dir/east2.pid; echo "east restarted" >&2 ) &
@@ -70,4 +76,3 @@ print(f"zone on :'$m' handoffs {n:.0f}, latency p50 <= {q(0.5)} s, p99 <= {q(0.9
 done
 for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_reals|handoffs_total|handoffs_failed_total|handoffs_in_flight|bus_bytes_out_total|handoff_seconds_(sum|count)|tick_seconds_(sum|count)|zone_overlapping_pairs_max|zone_bodies_in_walls_max|zone_ticks_overlapping_total|ticks_total) " ; done
 cp $dir/report.json ${REPORT:-target/cluster-report.json}
-[ -f $dir/east2.pid ] && kill $(cat $dir/east2.pid) 2>/dev/null || true
