@@ -104,7 +104,14 @@ struct Pending {
     sink: Box<dyn crate::game::DatagramSink>,
     kick: mpsc::Sender<crate::game::Kick>,
     reply: oneshot::Sender<Result<Joined, DisconnectReason>>,
+    /// The zone's yes, and when it came: the session is answered once a frame shows the
+    /// character (a zone's answer and its frames travel on different subscriptions, so
+    /// the answer may overtake the frame).
+    accepted: Option<(String, Instant)>,
 }
+
+/// How long an accepted join waits for a frame that shows its character.
+const JOIN_FRAME_WAIT: Duration = Duration::from_secs(2);
 
 /// The gateway's router: sessions on one side, zones on the other.
 pub(crate) struct Router {
@@ -261,6 +268,7 @@ impl Router {
                         sink,
                         kick,
                         reply,
+                        accepted: None,
                     },
                 );
             }
@@ -360,45 +368,69 @@ impl Router {
                     }
                     return;
                 }
-                let Some(pending) = self.pending.remove(&id) else {
-                    return;
-                };
                 match answer {
                     Ok(zone) => {
-                        if pending.reply.send(Ok(Joined { entity: id })).is_err() {
-                            self.say(GatewayOut::Publish(
-                                subject(&zone, Verb::Leave),
-                                BusMessage::Leave(PlayerLeave { id }),
-                            ));
-                            return;
+                        if let Some(pending) = self.pending.get_mut(&id) {
+                            pending.accepted = Some((zone, Instant::now()));
                         }
-                        info!(session = pending.session, account = %pending.account, ?id, %zone, "player joined");
-                        self.membership.joined.push(NewViewer {
-                            session: pending.session,
-                            sink: pending.sink,
-                            kick: pending.kick,
-                        });
-                        self.players.insert(
-                            pending.session,
-                            Player {
-                                id,
-                                account: pending.account,
-                                zone,
-                                taken_seq: None,
-                                forwarded_seq: 0,
-                                zone_applied: 0,
-                                at: pending.at,
-                                missing_since: None,
-                                rejoining: false,
-                            },
-                        );
                     }
                     Err(why) => {
-                        warn!(account = %pending.account, %why, "join refused by its zone");
-                        let _ = pending.reply.send(Err(DisconnectReason::Internal));
+                        if let Some(pending) = self.pending.remove(&id) {
+                            warn!(account = %pending.account, %why, "join refused by its zone");
+                            let _ = pending.reply.send(Err(DisconnectReason::Internal));
+                        }
                     }
                 }
             }
+        }
+    }
+
+    /// Answers the sessions whose characters a frame now shows (or that waited too long).
+    fn finish_joins(&mut self, shown: &HashMap<NetId, (String, (f32, f32))>, now: Instant) {
+        let ready: Vec<NetId> = self
+            .pending
+            .iter()
+            .filter_map(|(&id, p)| {
+                let (_, since) = p.accepted.as_ref()?;
+                (shown.contains_key(&id) || now.duration_since(*since) >= JOIN_FRAME_WAIT)
+                    .then_some(id)
+            })
+            .collect();
+        for id in ready {
+            let Some(pending) = self.pending.remove(&id) else {
+                continue;
+            };
+            let Some((zone, _)) = pending.accepted else {
+                continue;
+            };
+            let at = shown.get(&id).map_or(pending.at, |(_, at)| *at);
+            if pending.reply.send(Ok(Joined { entity: id })).is_err() {
+                self.say(GatewayOut::Publish(
+                    subject(&zone, Verb::Leave),
+                    BusMessage::Leave(PlayerLeave { id }),
+                ));
+                continue;
+            }
+            info!(session = pending.session, account = %pending.account, ?id, %zone, "player joined");
+            self.membership.joined.push(NewViewer {
+                session: pending.session,
+                sink: pending.sink,
+                kick: pending.kick,
+            });
+            self.players.insert(
+                pending.session,
+                Player {
+                    id,
+                    account: pending.account,
+                    zone,
+                    taken_seq: None,
+                    forwarded_seq: 0,
+                    zone_applied: 0,
+                    at,
+                    missing_since: None,
+                    rejoining: false,
+                },
+            );
         }
     }
 
@@ -453,6 +485,7 @@ impl Router {
             }
         }
         let live_zones: Vec<String> = live.iter().map(|(f, _)| f.zone.clone()).collect();
+        self.finish_joins(&owner, now);
         let mut rejoins = Vec::new();
         for player in self.players.values_mut() {
             if let Some(seq) = applied.get(&player.id) {

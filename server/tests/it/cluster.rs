@@ -315,8 +315,8 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
     assert_eq!(report.connected, 30, "{:?}", report.failed_to_connect);
     assert_eq!(report.dropped_count(), 0, "{:?}", report.dropped);
     assert_eq!(report.violation_count(), 0, "{:?}", report.violations);
-    assert!(census.frames > 500, "{census:?}");
-    assert!(report.crossings_per_bot_min >= 1, "{report:?}");
+    assert!(census.frames > 300, "{census:?}");
+    assert!(report.crossings >= 30, "{report:?}");
     assert!(
         report.own_missing_max_ms <= 150.0,
         "{}",
