@@ -57,7 +57,7 @@ fi
 start_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
 # Overlaps are counted once every bot is in (after the ramp and warm-up): players joining
 # at nearby spawn points may land on each other until the repulsion parts them.
-overlapping() { for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_ticks_overlapping_total|ticks_total) "; done | awk '{s[$1]+=$2} END {print s["mmo_zone_ticks_overlapping_total"], s["mmo_ticks_total"]}'; }
+overlapping() { for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_ticks_overlapping_total|zone_overlap_p99_max_ppm|ticks_total) "; done | awk '{s[$1]+=$2} END {print s["mmo_zone_ticks_overlapping_total"], s["mmo_ticks_total"]}'; }
 ( sleep 12; overlapping > $dir/settled ) &
 $BIN/loadtest --server 127.0.0.1:4433 --bots ${BOTS:-200} --ramp 5 --warmup 5 --duration ${DURATION:-60} \
   --behaviour border --cluster $dir/cluster.toml --cert-fingerprint-file $dir/fp --report $dir/report.json || echo "loadtest exit $?"
@@ -74,5 +74,5 @@ n = b[-1][1] if b else 0
 q = lambda p: next((le for le, c in b if c >= p * n), None)
 print(f"zone on :'$m' handoffs {n:.0f}, latency p50 <= {q(0.5)} s, p99 <= {q(0.99)} s")'
 done
-for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_reals|handoffs_total|handoffs_failed_total|handoffs_in_flight|bus_bytes_out_total|handoff_seconds_(sum|count)|tick_seconds_(sum|count)|zone_overlapping_pairs_max|zone_bodies_in_walls_max|zone_ticks_overlapping_total|ticks_total) " ; done
+for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_reals|handoffs_total|handoffs_failed_total|handoffs_in_flight|bus_bytes_out_total|handoff_seconds_(sum|count)|tick_seconds_(sum|count)|zone_overlapping_pairs_max|zone_bodies_in_walls_max|zone_ticks_overlapping_total|zone_overlap_p99_max_ppm|ticks_total) " ; done
 cp $dir/report.json ${REPORT:-target/cluster-report.json}

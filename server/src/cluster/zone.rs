@@ -59,6 +59,9 @@ pub struct ZoneMetrics {
     pub bodies_in_walls_max: Gauge,
     /// Ticks that ended with a pair of bodies overlapping (ghosts included).
     pub ticks_overlapping: Counter,
+    /// The largest 99th percentile of the bodies' overlap depth (fraction of the radius)
+    /// at a tick's end, since start, in millionths.
+    pub overlap_p99_max_ppm: Gauge,
 }
 
 impl ZoneMetrics {
@@ -123,6 +126,11 @@ impl ZoneMetrics {
             "Ticks that ended with a pair of bodies, ghosts included, overlapping",
             self.ticks_overlapping.clone(),
         );
+        metrics.register_extra(
+            "mmo_zone_overlap_p99_max_ppm",
+            "The largest 99th percentile of the bodies' overlap depth at a tick's end since start, millionths of the radius",
+            self.overlap_p99_max_ppm.clone(),
+        );
     }
 }
 
@@ -167,6 +175,7 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
         overlapping_pairs_max: Gauge::default(),
         bodies_in_walls_max: Gauge::default(),
         ticks_overlapping: Counter::default(),
+        overlap_p99_max_ppm: Gauge::default(),
     };
     let mut metrics = Metrics::new();
     zone_metrics.register(&mut metrics);
@@ -412,6 +421,10 @@ fn zone_loop(
         if out.overlapping_pairs > 0 {
             m.ticks_overlapping.inc();
         }
+        worst(
+            &m.overlap_p99_max_ppm,
+            (f64::from(out.p99_overlap) * 1e6).round() as usize,
+        );
         let took = start.elapsed();
         metrics.ticks.inc();
         metrics.observe_tick(took);
