@@ -251,8 +251,11 @@ impl Game {
                 .spawn_point
                 .is_none_or(|at| (*p - at).length() <= config.spawn_spread_m)
         };
+        // Clear of walls by a body's diameter: two players that join on nearby points can
+        // always be parted there (against a wall, the repulsion may pin them together).
         let spawn_points: Vec<Vec2> = (0..SPAWN_TRIES)
             .filter_map(|_| mesh.random_point(&mut rng))
+            .filter(|(p, _)| mesh.nearest_wall(*p, 2.0 * f64::from(RADIUS_M)).is_none())
             .map(|(p, _)| Vec2::new(p.x as f32, p.y as f32))
             .filter(near)
             .take(SPAWN_POINTS)

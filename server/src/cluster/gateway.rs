@@ -25,7 +25,7 @@ use tracing::{error, info, warn};
 use super::ClusterFile;
 use super::bus::{self, ALL_FRAMES, DIRECTORY, Verb, subject};
 use super::zone_world::PLAYER_BIT;
-use crate::game::{Joined, Pacer, SessionId, ToWorld};
+use crate::game::{Joined, Pacer, RADIUS_M, SessionId, ToWorld};
 use crate::interest::{Frame, ViewRange};
 use crate::metrics::Metrics;
 use crate::persist::Persist;
@@ -148,8 +148,14 @@ impl Router {
         let near = |&(x, y): &(f32, f32)| {
             spawn_point.is_none_or(|((sx, sy), spread)| (x - sx).hypot(y - sy) <= spread)
         };
+        // Clear of walls by a body's diameter: two players that join on nearby points can
+        // always be parted there (against a wall, the repulsion may pin them together).
+        let clear = |(p, _): &(navmesh::Point, navmesh::TriId)| {
+            mesh.nearest_wall(*p, 2.0 * f64::from(RADIUS_M)).is_none()
+        };
         let spawn_points: Vec<(f32, f32)> = (0..200_000)
             .filter_map(|_| mesh.random_point(&mut rng))
+            .filter(clear)
             .map(|(p, _)| (p.x as f32, p.y as f32))
             .filter(near)
             .take(256)
