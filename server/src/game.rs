@@ -427,22 +427,9 @@ impl Game {
             let Some(command) = client.pending.take() else {
                 continue;
             };
-            self.inputs.push(match command {
-                Command::MoveTo { x, y } => {
-                    // A point in a wall means "as near there as you can walk": the goal
-                    // moves to the nearest walkable point (sessions checked the bounds).
-                    let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
-                    let Some((goal, _)) = self.world.mesh().nearest_point(wanted, SNAP_GOAL_M)
-                    else {
-                        continue;
-                    };
-                    Input::MoveTo(client.entity, Vec2::new(goal.x as f32, goal.y as f32))
-                }
-                Command::Direction { x, y } => {
-                    Input::MoveInDirection(client.entity, Vec2::new(x, y))
-                }
-                Command::Stop | Command::Nothing => Input::Stop(client.entity),
-            });
+            if let Some(input) = command_input(&self.world, client.entity, command) {
+                self.inputs.push(input);
+            }
         }
         let out = self
             .world
@@ -592,6 +579,21 @@ impl Game {
         changes.prepend(older);
         self.membership = changes;
     }
+}
+
+/// The world's input for a player's command to `entity`; `None` when a move-to point has
+/// no walkable point near it. A point in a wall means "as near there as you can walk":
+/// the goal moves to the nearest walkable point (sessions checked the bounds).
+pub(crate) fn command_input(world: &World, entity: EntityId, command: Command) -> Option<Input> {
+    Some(match command {
+        Command::MoveTo { x, y } => {
+            let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
+            let (goal, _) = world.mesh().nearest_point(wanted, SNAP_GOAL_M)?;
+            Input::MoveTo(entity, Vec2::new(goal.x as f32, goal.y as f32))
+        }
+        Command::Direction { x, y } => Input::MoveInDirection(entity, Vec2::new(x, y)),
+        Command::Stop | Command::Nothing => Input::Stop(entity),
+    })
 }
 
 /// Takes an input's sequence number and acknowledgement for a session whose newest taken

@@ -1,12 +1,12 @@
 //! A zone's players: joins from gateways, their commands, leaves, and their saves.
 
+use protocol::NetId;
 use protocol::bus::{BusMessage, JoinReply, JoinRequest};
-use protocol::{Command, NetId};
 use sim::{Brain, Input, Kind, Vec2};
 
 use super::{Spawning, ZoneOut, ZoneWorld};
 use crate::cluster::bus::Verb;
-use crate::game::{RADIUS_M, SPEED_MPS};
+use crate::game::{RADIUS_M, SPEED_MPS, command_input};
 use crate::persist::now_ms;
 
 impl ZoneWorld {
@@ -105,17 +105,9 @@ impl ZoneWorld {
             let Some(command) = player.pending.take() else {
                 continue;
             };
-            self.inputs.push(match command {
-                Command::MoveTo { x, y } => {
-                    let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
-                    let Some((goal, _)) = self.world.mesh().nearest_point(wanted, 1e3) else {
-                        continue;
-                    };
-                    Input::MoveTo(real.local, Vec2::new(goal.x as f32, goal.y as f32))
-                }
-                Command::Direction { x, y } => Input::MoveInDirection(real.local, Vec2::new(x, y)),
-                Command::Stop | Command::Nothing => Input::Stop(real.local),
-            });
+            if let Some(input) = command_input(&self.world, real.local, command) {
+                self.inputs.push(input);
+            }
         }
     }
 
