@@ -126,6 +126,21 @@ pub struct Change {
     pub motion: Option<Motion>,
 }
 
+impl Change {
+    /// The change that takes `old` to `new` (the same entity): the position's exact
+    /// difference, and the motion when it differs.
+    pub fn between(old: &EntityState, new: &EntityState) -> Change {
+        Change {
+            id: new.id,
+            // Quantized positions stay far inside i32 (±21,000 km); wrapping keeps a corrupt
+            // input from panicking, and `View::apply` would then report the overflow.
+            dx_cm: new.pos.x_cm.wrapping_sub(old.pos.x_cm),
+            dy_cm: new.pos.y_cm.wrapping_sub(old.pos.y_cm),
+            motion: (new.motion != old.motion).then_some(new.motion),
+        }
+    }
+}
+
 /// What the client sees at one tick, as a delta against a snapshot it acknowledged (or
 /// against nothing). See [`crate::view::View::apply`] for how a client applies it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -283,8 +283,8 @@ pub struct SnapshotBuilder {
 
 /// A slot's place in the send order as one integer: the rank (lower first, ordered like
 /// `f32::total_cmp`) in the high half, the slot's position in the low half (ties go in
-/// id order).
-fn rank_key(rank: f32, slot: u32) -> u64 {
+/// id order). Public for servers that build the same snapshots their own way.
+pub fn rank_key(rank: f32, slot: u32) -> u64 {
     let bits = rank.to_bits();
     let ordered = if bits >> 31 == 1 {
         !bits
@@ -490,7 +490,7 @@ fn slot_cost(slot: Slot, base: &[EntityState], current: &[Candidate]) -> usize {
         Slot::Keep(_) => 0,
         Slot::Leave(b) => net_id_len(&base[b as usize].id),
         Slot::Enter(c) => entity_len(&current[c as usize].state),
-        Slot::Change(b, c) => change_len(&change_between(
+        Slot::Change(b, c) => change_len(&Change::between(
             &base[b as usize],
             &current[c as usize].state,
         )),
@@ -520,7 +520,7 @@ fn send_slot(
         Slot::Keep(_) => {}
         Slot::Leave(b) => snapshot.left.push(base[b as usize].id),
         Slot::Enter(c) => snapshot.entered.push(current[c as usize].state),
-        Slot::Change(b, c) => snapshot.changed.push(change_between(
+        Slot::Change(b, c) => snapshot.changed.push(Change::between(
             &base[b as usize],
             &current[c as usize].state,
         )),
@@ -528,17 +528,6 @@ fn send_slot(
             snapshot.left.push(base[b as usize].id);
             snapshot.entered.push(current[c as usize].state);
         }
-    }
-}
-
-fn change_between(old: &EntityState, new: &EntityState) -> Change {
-    Change {
-        id: new.id,
-        // Quantized positions stay far inside i32 (±21,000 km); wrapping keeps a corrupt
-        // input from panicking, and apply() would then report the overflow.
-        dx_cm: new.pos.x_cm.wrapping_sub(old.pos.x_cm),
-        dy_cm: new.pos.y_cm.wrapping_sub(old.pos.y_cm),
-        motion: (new.motion != old.motion).then_some(new.motion),
     }
 }
 

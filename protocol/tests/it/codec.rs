@@ -8,7 +8,8 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use protocol::codec::{
     DatagramMessage, FRAME_HEADER_BYTES, FrameMessage, FrameReader, decode_datagram,
-    decode_frame_payload, encode_datagram, encode_frame, encoded_len, frame_payload_len,
+    decode_frame_payload, encode_datagram, encode_frame, encode_snapshot_datagram, encoded_len,
+    frame_payload_len,
 };
 use protocol::{
     ClientDatagram, ClientMessage, Command, DecodeError, DisconnectReason, EncodeError, EntityKind,
@@ -251,6 +252,19 @@ proptest! {
     #[test]
     fn server_datagrams_round_trip(message in server_datagram()) {
         check_datagram_round_trip(&message)?;
+    }
+
+    /// The snapshot server's hand-written encoder writes exactly bincode's bytes, and
+    /// refuses exactly what `encode_datagram` refuses.
+    #[test]
+    fn the_snapshot_encoder_writes_bincodes_bytes(snapshot in snapshot()) {
+        let mut out = vec![0xAA; 7];
+        let hand = encode_snapshot_datagram(&snapshot, &mut out)
+            .map(|()| out)
+            .map_err(|err| err.to_string());
+        let reference =
+            encode_datagram(&ServerDatagram::Snapshot(snapshot)).map_err(|err| err.to_string());
+        prop_assert_eq!(hand, reference);
     }
 
     /// A stream of frames cut anywhere, even inside headers, yields the same messages.

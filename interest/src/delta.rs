@@ -1,0 +1,389 @@
+//! One client's delta, built in one pass: the entities of the frame near the viewer, the
+//! newest view sent (for priorities) and the acknowledged view (the baseline) are merged by
+//! id in a single walk, which records each entity the snapshot would send (an item) with
+//! its wire cost; unchanged entities leave no item. The items are then ranked, spent
+//! against the byte budget and written straight into the datagram, and the view the client
+//! will hold is the baseline with what was sent applied.
+//!
+//! The result is exactly [`protocol::build_snapshot`]'s over the same candidates, encoded
+//! by [`protocol::codec::encode_datagram`]: the same ranking and tie-breaks (items, like its
+//! slots, are in id order), the same greedy spending of the budget. The reference stays in
+//! `protocol` as the specification; `tests/same_bytes.rs` compares the two on moving
+//! crowds.
+
+use protocol::codec::{encode_snapshot_datagram, net_id_len};
+use protocol::view::rank_key;
+use protocol::{BuildError, Change, EntityState, NetId, Snapshot};
+
+use crate::frame::Frame;
+
+/// What a snapshot would do with one entity, when it fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Act {
+    /// In the baseline only.
+    Leave,
+    /// Now only.
+    Enter,
+    /// In both, with another position or motion.
+    Change,
+    /// In both with another kind or radius: leaves and enters in one snapshot.
+    Replace,
+}
+
+/// One entity the snapshot would send: its act, its wire cost, where it is in the baseline
+/// (for an entity entering, where it would be inserted) and in the frame.
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    act: Act,
+    cost: u16,
+    base: u32,
+    now: u32,
+}
+
+/// The builder's working memory, reused from client to client and tick to tick.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// What would be sent, in id order (unchanged entities have no item).
+    items: Vec<Item>,
+    /// The items as rank keys (rank in the high half, item in the low: ties go in id
+    /// order, as in `protocol::build_snapshot`, whose slots are in id order too).
+    order: Vec<u64>,
+    /// One bit per item, set when sent.
+    sent: Vec<u64>,
+    /// The snapshot's lists, filled in send order.
+    snapshot: Snapshot,
+    /// The ranked items after the first `fit` that could still fit, for a second pass.
+    later: Vec<u64>,
+}
+
+/// The two passes over the ranking: the best `fit` items, then whatever of the rest fits
+/// the room left.
+#[derive(Clone, Copy)]
+enum Pass {
+    Head,
+    Tail,
+}
+
+/// What a client holds after one snapshot: its entities sorted by id, and their ids as
+/// ordered integers ([`key`]) beside them, for the merges.
+#[derive(Debug, Default)]
+pub(crate) struct Known {
+    pub keys: Vec<u64>,
+    pub states: Vec<EntityState>,
+}
+
+impl Known {
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.states.clear();
+    }
+
+    fn extend_from(&mut self, other: &Known, range: std::ops::Range<usize>) {
+        self.keys.extend_from_slice(&other.keys[range.clone()]);
+        self.states.extend_from_slice(&other.states[range]);
+    }
+
+    fn push(&mut self, key: u64, state: EntityState) {
+        self.keys.push(key);
+        self.states.push(state);
+    }
+}
+
+/// The part of the frame near one viewer, with what the viewer knows.
+pub(crate) struct Inputs<'a> {
+    pub frame: &'a Frame,
+    /// One bit per frame body, set for those within the view's outer reach (cleared here).
+    pub marks: &'a mut [u64],
+    /// Squared distance from the viewer of every marked body.
+    pub distance2: &'a [f32],
+    pub me: NetId,
+    /// Squared view radius: bodies beyond it enter no view, but stay in one up to the outer
+    /// reach.
+    pub radius2: f32,
+    /// The newest view sent; `None` when it is the baseline.
+    pub latest: Option<&'a Known>,
+    /// The acknowledged view (empty without one).
+    pub base: &'a Known,
+}
+
+/// Ids as one integer, ordered like `NetId`'s `Ord` (index, then generation).
+pub(crate) fn key(id: NetId) -> u64 {
+    (u64::from(id.index) << 32) | u64::from(id.generation)
+}
+
+/// Send order when a datagram cannot hold every change (lower first): the client's own
+/// character, then entities by how wrong the client's picture of them is relative to how
+/// near they are: error² / (distance² + 1 m²), which orders like error / distance without a
+/// square root. A new entity counts as 10 m wrong, a changed motion as 10 cm. So near
+/// entities update often, far ones less often but never starve: their error grows until
+/// they win.
+fn priority(is_me: bool, distance2_m2: f32, known: Option<&EntityState>, now: &EntityState) -> f32 {
+    if is_me {
+        return f32::NEG_INFINITY;
+    }
+    let error2_m2 = match known {
+        None => 100.0,
+        Some(old) => {
+            let dx = (now.pos.x_cm as f32 - old.pos.x_cm as f32) / 100.0;
+            let dy = (now.pos.y_cm as f32 - old.pos.y_cm as f32) / 100.0;
+            let motion = if now.motion == old.motion { 0.0 } else { 0.01 };
+            dx * dx + dy * dy + motion
+        }
+    };
+    -error2_m2 / (distance2_m2 + 1.0)
+}
+
+/// Costs stay far below `u16::MAX` (an entity's state is at most 26 bytes).
+fn cost(bytes: usize) -> u16 {
+    bytes.min(usize::from(u16::MAX)) as u16
+}
+
+/// Bytes of a position delta on the wire (zigzag, then bincode's varint: one byte up to
+/// 250, three up to 65,535, else five), as `protocol::codec::change_len` counts them.
+fn delta_len(value: i32) -> u16 {
+    let zigzag = ((value << 1) ^ (value >> 31)) as u32;
+    1 + 2 * u16::from(zigzag > 250) + 2 * u16::from(zigzag > 0xffff)
+}
+
+/// Bytes each list's length prefix may grow by (from one byte to three: counts below 2^16).
+const LENGTH_SLACK: usize = 3 * 2;
+/// A leave costs at least two bytes (an id), anything else at least five.
+const MIN_LEAVE_BYTES: usize = 2;
+const MIN_OTHER_BYTES: usize = 5;
+
+impl Plan {
+    fn push(&mut self, item: Item, rank: f32) {
+        self.order.push(rank_key(rank, self.items.len() as u32));
+        self.items.push(item);
+    }
+
+    /// Merges the marked bodies, the newest view and the baseline by id into the items that
+    /// would be sent. Returns the number of leaves.
+    fn merge(&mut self, inputs: Inputs<'_>) -> usize {
+        let Inputs {
+            frame,
+            marks,
+            distance2,
+            me,
+            radius2,
+            latest,
+            base,
+        } = inputs;
+        self.items.clear();
+        self.order.clear();
+        let (mut at_latest, mut at_base, mut leaves) = (0, 0, 0);
+        let me = key(me);
+        let (base_keys, base_states) = (&base.keys[..], &base.states[..]);
+        let leave = |plan: &mut Plan, b: usize| {
+            let item = Item {
+                act: Act::Leave,
+                cost: cost(net_id_len(&base_states[b].id)),
+                base: b as u32,
+                now: u32::MAX,
+            };
+            plan.push(item, f32::NEG_INFINITY);
+        };
+        // Frame indices follow ids, so the marks, walked in index order, visit the
+        // candidates in id order; the views are walked alongside.
+        for (w, word) in marks.iter_mut().enumerate() {
+            let mut bits = std::mem::take(word);
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let (id, d2) = (frame.keys[i], distance2[i]);
+                // Baseline entities before this one are not candidates: they leave.
+                while at_base < base_keys.len() && base_keys[at_base] < id {
+                    leave(self, at_base);
+                    leaves += 1;
+                    at_base += 1;
+                }
+                let in_base = at_base < base_keys.len() && base_keys[at_base] == id;
+                let known = match latest {
+                    None => in_base.then(|| &base_states[at_base]),
+                    Some(latest) => {
+                        let keys = &latest.keys[..];
+                        while at_latest < keys.len() && keys[at_latest] < id {
+                            at_latest += 1;
+                        }
+                        (at_latest < keys.len() && keys[at_latest] == id)
+                            .then(|| &latest.states[at_latest])
+                    }
+                };
+                let is_me = id == me;
+                if !is_me && d2 > radius2 && known.is_none() {
+                    // Out of view; should the baseline hold it, it leaves (next round).
+                    continue;
+                }
+                let state = &frame.states[i];
+                let enter_cost = u16::from(frame.enter_costs[i]);
+                let item = if in_base {
+                    let old = &base_states[at_base];
+                    at_base += 1;
+                    let (act, cost) = if old.kind != state.kind || old.radius_cm != state.radius_cm
+                    {
+                        (Act::Replace, cost(net_id_len(&old.id)) + enter_cost)
+                    } else if old == state {
+                        continue;
+                    } else {
+                        let dx = state.pos.x_cm.wrapping_sub(old.pos.x_cm);
+                        let dy = state.pos.y_cm.wrapping_sub(old.pos.y_cm);
+                        // The id, both deltas, the motion's option tag and, when it
+                        // changed, the motion.
+                        let motion = 1 + u16::from(state.motion != old.motion);
+                        let id_cost = u16::from(frame.id_costs[i]);
+                        (
+                            Act::Change,
+                            id_cost + delta_len(dx) + delta_len(dy) + motion,
+                        )
+                    };
+                    Item {
+                        act,
+                        cost,
+                        base: at_base as u32 - 1,
+                        now: i as u32,
+                    }
+                } else {
+                    // Where it would go in the baseline.
+                    Item {
+                        act: Act::Enter,
+                        cost: enter_cost,
+                        base: at_base as u32,
+                        now: i as u32,
+                    }
+                };
+                self.push(item, priority(is_me, d2, known, state));
+            }
+        }
+        for b in at_base..base_keys.len() {
+            leave(self, b);
+            leaves += 1;
+        }
+        leaves
+    }
+
+    /// Builds the client's snapshot datagram (header: tick, baseline tick, input
+    /// sequence) within `budget_bytes`, and the view it leads to in `view` (cleared first).
+    pub(crate) fn build(
+        &mut self,
+        inputs: Inputs<'_>,
+        header: (u64, Option<u64>, u32),
+        budget_bytes: usize,
+        view: &mut Known,
+    ) -> Result<Vec<u8>, BuildError> {
+        let (frame, base) = (inputs.frame, inputs.base);
+        let leaves = self.merge(inputs);
+        let (tick, baseline_tick, last_input_seq) = header;
+        let Plan {
+            items,
+            order,
+            sent,
+            snapshot,
+            later,
+        } = self;
+        snapshot.tick = tick;
+        snapshot.baseline_tick = baseline_tick;
+        snapshot.last_input_seq = last_input_seq;
+        snapshot.entered.clear();
+        snapshot.changed.clear();
+        snapshot.left.clear();
+        // The datagram, sized once; first holding the empty snapshot, to learn its size.
+        let mut datagram = Vec::with_capacity(protocol::MAX_DATAGRAM_BYTES);
+        // An empty snapshot always encodes (a few bytes, far below the datagram limit).
+        let _ = encode_snapshot_datagram(snapshot, &mut datagram);
+        let mut used = datagram.len() + LENGTH_SLACK;
+        if used > budget_bytes {
+            return Err(BuildError::BudgetTooSmall {
+                budget: budget_bytes,
+                needed: used,
+            });
+        }
+
+        // Leaves first, then by rank. At most `leaves + room / 5` items fit, so only that
+        // many best-ranked items are ordered at first; should some not fit and room remain,
+        // of the rest only what fits the room left then is ordered: the visiting order is
+        // the full ranking, skipping only what could never fit.
+        sent.clear();
+        sent.resize(items.len().div_ceil(64), 0);
+        let fit = (leaves + (budget_bytes - used) / MIN_OTHER_BYTES).min(order.len());
+        if fit < order.len() {
+            order.select_nth_unstable(fit);
+        }
+        let (head, tail) = order.split_at_mut(fit);
+        head.sort_unstable();
+        for pass in [Pass::Head, Pass::Tail] {
+            let room = budget_bytes - used;
+            if room < MIN_LEAVE_BYTES {
+                break;
+            }
+            let keys: &[u64] = match pass {
+                Pass::Head => head,
+                Pass::Tail => {
+                    later.clear();
+                    later.extend(
+                        tail.iter()
+                            .filter(|&&k| usize::from(items[k as u32 as usize].cost) <= room),
+                    );
+                    later.sort_unstable();
+                    later
+                }
+            };
+            for &k in keys {
+                if budget_bytes - used < MIN_LEAVE_BYTES {
+                    break;
+                }
+                let at = k as u32 as usize;
+                let item = items[at];
+                if used + usize::from(item.cost) > budget_bytes {
+                    continue;
+                }
+                used += usize::from(item.cost);
+                sent[at / 64] |= 1 << (at % 64);
+                let now = || &frame.states[item.now as usize];
+                let old = || &base.states[item.base as usize];
+                match item.act {
+                    Act::Leave => snapshot.left.push(old().id),
+                    Act::Enter => snapshot.entered.push(*now()),
+                    Act::Change => snapshot.changed.push(Change::between(old(), now())),
+                    Act::Replace => {
+                        snapshot.left.push(old().id);
+                        snapshot.entered.push(*now());
+                    }
+                }
+            }
+        }
+
+        // The view the client holds after applying what was sent: the baseline with the
+        // sent items applied, in id order.
+        view.clear();
+        let mut copied = 0;
+        for (w, &word) in sent.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let item = items[w * 64 + bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+                let at = item.base as usize;
+                view.extend_from(base, copied..at);
+                copied = at;
+                let now = item.now as usize;
+                match item.act {
+                    Act::Leave => copied += 1,
+                    Act::Enter => view.push(frame.keys[now], frame.states[now]),
+                    Act::Change | Act::Replace => {
+                        view.push(frame.keys[now], frame.states[now]);
+                        copied += 1;
+                    }
+                }
+            }
+        }
+        view.extend_from(base, copied..base.keys.len());
+        // The budget is at most the datagram limit; should encoding ever refuse, the
+        // snapshot is dropped like one over budget.
+        encode_snapshot_datagram(snapshot, &mut datagram).map_err(|_| {
+            BuildError::BudgetTooSmall {
+                budget: budget_bytes,
+                needed: budget_bytes + 1,
+            }
+        })?;
+        Ok(datagram)
+    }
+}
