@@ -3,8 +3,8 @@
 # default map and 1,000 wandering bots over QUIC for 60 s, on this machine. Prints the
 # swarm's report (with the server's own tick figures) and writes it to target/bench/.
 #
-# Usage: loadtest/bench.sh [NPCS] [BOTS] [SECONDS]; SWARM_THREADS (default 1) sets the
-# swarm's threads. The swarm's own CPU time is printed at the end: a swarm thread busy
+# Usage: loadtest/bench.sh [NPCS] [BOTS] [SECONDS]; SWARM_THREADS (default 2) sets the
+# swarm's threads; QUIC and METRICS (default 127.0.0.1:4433 and :9100) the server's addresses. The swarm's own CPU time is printed at the end: a swarm thread busy
 # for the whole run cannot keep up, and then the figures measure it, not the server.
 # Targets: all bots connected, server tick p99 <= 25 ms, snapshot interval p99 <= 60 ms,
 # <= 16 kB/s per bot (loadtest/bench-slo.toml); the exit code says whether they were met.
@@ -19,8 +19,8 @@ mkdir -p "$OUT"
 
 cargo build --release -p server -p loadtest
 
-QUIC=127.0.0.1:4433
-METRICS=127.0.0.1:9100
+QUIC=${QUIC:-127.0.0.1:4433}
+METRICS=${METRICS:-127.0.0.1:9100}
 target/release/server run --listen "$QUIC" --metrics-listen "$METRICS" --npcs "$NPCS" \
   --max-clients "$((BOTS + 100))" --max-clients-per-ip "$((BOTS + 100))" --log-format json \
   >"$OUT/server.log" 2>&1 &
@@ -38,7 +38,7 @@ done
 
 set +e
 TIMEFORMAT='swarm CPU: %U s user + %S s system over %R s'
-time target/release/loadtest --threads "${SWARM_THREADS:-1}" --server "$QUIC" --bots "$BOTS" --ramp 10 --duration "$SECONDS_RUN" \
+time target/release/loadtest --threads "${SWARM_THREADS:-2}" --server "$QUIC" --bots "$BOTS" --ramp 10 --duration "$SECONDS_RUN" \
   --warmup 15 --behaviour wander --cert-fingerprint "$FINGERPRINT" \
   --metrics "http://$METRICS/metrics" --report "$OUT/report.json" --slo loadtest/bench-slo.toml
 STATUS=$?

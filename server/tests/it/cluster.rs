@@ -23,7 +23,7 @@ use server::run::start_gateway;
 /// Players' ids have this bit set (gateways mint them); NPCs' ids do not.
 const PLAYER_BIT: u32 = 1 << 31;
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -11,6 +11,7 @@ mod binary;
 mod browser;
 mod cluster;
 mod cluster_failure;
+mod cluster_gateways;
 mod http;
 mod net;
 mod persist;

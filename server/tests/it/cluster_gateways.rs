@@ -1,0 +1,222 @@
+//! Two gateways in front of the same two zones: players connected to different gateways
+//! see each other, an order given through one gateway moves the character that players of
+//! the other gateway watch, and the gateways mint distinct ids.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use client::{Client, Fingerprint, Trust};
+use protocol::{Command as Order, EntityKind, NetId};
+use server::config::Config;
+use server::run::start_gateway;
+use tokio::sync::watch;
+
+use crate::cluster::{census, free_port, nats, scratch, wait_ticking, zone};
+
+/// Players on each gateway.
+const PLAYERS: usize = 5;
+/// Where everyone spawns (den520d, walkable around it), within the gateways' spread.
+const SPAWN: [f32; 2] = [128.0, 100.0];
+
+/// A two-zone, two-gateway cluster file; returns its path and the zones' metrics.
+fn cluster(dir: &Path, nats: &str) -> (PathBuf, [SocketAddr; 2]) {
+    let metrics = [free_port(), free_port()].map(|p| SocketAddr::from(([127, 0, 0, 1], p)));
+    let text = format!(
+        r#"npcs = 200
+nats = "{nats}"
+
+[[zones]]
+name = "west"
+region = [0.0, 0.0, 128.0, 257.0]
+metrics_listen = "{}"
+
+[[zones]]
+name = "east"
+region = [128.0, 0.0, 256.0, 257.0]
+metrics_listen = "{}"
+
+[[gateways]]
+name = "gw1"
+listen = "127.0.0.1:0"
+metrics_listen = "127.0.0.1:0"
+
+[[gateways]]
+name = "gw2"
+listen = "127.0.0.1:0"
+metrics_listen = "127.0.0.1:0"
+"#,
+        metrics[0], metrics[1]
+    );
+    let path = dir.join("cluster.toml");
+    std::fs::write(&path, text).unwrap();
+    (path, metrics)
+}
+
+/// What one player saw: its own id, and every player id and position in its views.
+#[derive(Debug, Default)]
+struct Seen {
+    me: Option<NetId>,
+    /// Each other player seen, with its positions in every snapshot, metres.
+    players: BTreeMap<NetId, Vec<(f32, f32)>>,
+}
+
+async fn watch_world(
+    server: SocketAddr,
+    fingerprint: Fingerprint,
+    name: String,
+    seen: Arc<Mutex<BTreeMap<String, Seen>>>,
+    orders: Option<watch::Receiver<Option<(f32, f32)>>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let endpoint = client::endpoint(server, Trust::Pinned(fingerprint)).unwrap();
+    let mut client = Client::connect(&endpoint, server, &name).await.unwrap();
+    let me = client.welcome().entity;
+    seen.lock().unwrap().entry(name.clone()).or_default().me = Some(me);
+    let mut orders = orders;
+    loop {
+        tokio::select! {
+            snapshot = client.next_snapshot() => {
+                if snapshot.is_err() {
+                    return;
+                }
+            }
+            _ = stop.changed() => return,
+        }
+        if let Some(orders) = &mut orders
+            && orders.has_changed().unwrap_or(false)
+            && let Some((x, y)) = *orders.borrow_and_update()
+        {
+            let _ = client.send_command(Order::MoveTo { x, y });
+        }
+        let Some((_, view)) = client.view() else {
+            continue;
+        };
+        let mut seen = seen.lock().unwrap();
+        let mine = seen.entry(name.clone()).or_default();
+        for e in view.entities() {
+            if e.kind == EntityKind::Player && e.id != me {
+                mine.players
+                    .entry(e.id)
+                    .or_default()
+                    .push(e.pos.to_metres());
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn players_of_two_gateways_see_and_follow_each_other() {
+    let (_nats, url) = nats();
+    let dir = scratch("cluster-gateways");
+    let (file, metrics) = cluster(&dir, &url);
+    let _west = zone(&file, "west");
+    let _east = zone(&file, "east");
+    for m in metrics {
+        wait_ticking(m).await;
+    }
+    let (census, stop_census) = census(&url, 2).await;
+    let config = Config {
+        max_clients_per_ip: 1_000,
+        shutdown_grace_secs: 0.5,
+        spawn_point: Some(SPAWN),
+        spawn_spread_m: 6.0,
+        ..Config::default()
+    };
+    let gw1 = start_gateway(config.clone(), &file, Some("gw1"))
+        .await
+        .unwrap();
+    let gw2 = start_gateway(config, &file, Some("gw2")).await.unwrap();
+    let seen = Arc::new(Mutex::new(BTreeMap::new()));
+    let (stop, stopped) = watch::channel(false);
+    // The first player of gw2 takes orders from the test.
+    let (order, orders) = watch::channel(None);
+    let mut players = Vec::new();
+    for (gw, tag) in [(&gw1, "a"), (&gw2, "b")] {
+        for k in 0..PLAYERS {
+            let orders = (tag == "b" && k == 0).then(|| orders.clone());
+            players.push(tokio::spawn(watch_world(
+                gw.quic_addr,
+                gw.fingerprint,
+                format!("{tag}-{k}"),
+                Arc::clone(&seen),
+                orders,
+                stopped.clone(),
+            )));
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    // The walker goes west of the border at x = 128, then east past it and its 2 m
+    // handoff margin, then west again.
+    for (dx, secs) in [(-8.0, 7), (14.0, 12), (-8.0, 12)] {
+        order.send_replace(Some((SPAWN[0] + dx, SPAWN[1])));
+        tokio::time::sleep(Duration::from_secs(secs)).await;
+    }
+    stop.send_replace(true);
+    for player in players {
+        player.await.unwrap();
+    }
+    stop_census.store(true, std::sync::atomic::Ordering::Relaxed);
+    let census = std::mem::take(&mut *census.lock().unwrap());
+    let seen = std::mem::take(&mut *seen.lock().unwrap());
+
+    assert!(
+        census.doubles.is_empty(),
+        "ids real twice: {:?}",
+        census.doubles
+    );
+    let ids: BTreeMap<String, NetId> = seen
+        .iter()
+        .map(|(name, s)| (name.clone(), s.me.expect("every player logged in")))
+        .collect();
+    assert_eq!(ids.len(), 2 * PLAYERS, "{ids:?}");
+    let distinct: BTreeSet<NetId> = ids.values().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        ids.len(),
+        "gateways minted the same id: {ids:?}"
+    );
+    let ids_of = |tag: &str| -> BTreeSet<NetId> {
+        ids.iter()
+            .filter(|(name, _)| name.starts_with(tag))
+            .map(|(_, id)| *id)
+            .collect()
+    };
+    let (of_a, of_b) = (ids_of("a-"), ids_of("b-"));
+    // Everyone spawned within 12 m of each other: each player sees every player of the
+    // other gateway.
+    for (name, s) in &seen {
+        let others = if name.starts_with("a-") { &of_b } else { &of_a };
+        let missing: Vec<_> = others
+            .iter()
+            .filter(|id| !s.players.contains_key(id))
+            .collect();
+        assert!(missing.is_empty(), "{name} never saw {missing:?}");
+    }
+    // The walker, ordered through gw2, moved in the views of gw1's players: into the east
+    // zone and back into the west one, past the handoff margin both ways: two handoffs.
+    let walker = ids["b-0"];
+    for k in 0..PLAYERS {
+        let track = &seen[&format!("a-{k}")].players[&walker];
+        // The sides of the border it was seen on, beyond the handoff margin, in order.
+        let mut sides: Vec<&str> = Vec::new();
+        for &(x, _) in track {
+            let side = match x {
+                x if x < 125.5 => "west",
+                x if x > 130.5 => "east",
+                _ => continue,
+            };
+            if sides.last() != Some(&side) {
+                sides.push(side);
+            }
+        }
+        assert!(
+            sides.windows(3).any(|w| w == ["west", "east", "west"]),
+            "a-{k} saw the walker on sides {sides:?}"
+        );
+    }
+    gw1.shutdown().await.unwrap();
+    gw2.shutdown().await.unwrap();
+}
