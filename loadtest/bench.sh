@@ -43,5 +43,14 @@ time target/release/loadtest --threads "${SWARM_THREADS:-2}" --server "$QUIC" --
   --metrics "http://$METRICS/metrics" --report "$OUT/report.json" --slo loadtest/bench-slo.toml
 STATUS=$?
 set -e
+# The server's own CPU time so far, per thread kind (world, snapshot workers, the QUIC
+# runtime), from /proc: where a core's worth of work per client goes.
+TICKS=$(getconf CLK_TCK)
+for task in /proc/$SERVER/task/*; do
+  read -r -a f <"$task/stat" || continue
+  name=$(cat "$task/comm")
+  echo "$name ${f[13]} ${f[14]}"
+done | awk -v hz="$TICKS" '{ sub(/-[0-9]+$/, "", $1); cpu[$1] += ($2 + $3) / hz; all += ($2 + $3) / hz }
+  END { printf "server CPU: %.1f s in all;", all; for (k in cpu) printf " %s %.1f s;", k, cpu[k]; printf "\n" }'
 echo "report: $OUT/report.json, server log: $OUT/server.log"
 exit $STATUS
