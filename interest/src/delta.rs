@@ -261,15 +261,17 @@ impl Plan {
         leaves
     }
 
-    /// Builds the client's snapshot datagram (header: tick, baseline tick, input
-    /// sequence) within `budget_bytes`, and the view it leads to in `view` (cleared first).
+    /// Builds the client's snapshot datagram in `datagram` (cleared first; header: tick,
+    /// baseline tick, input sequence) within `budget_bytes`, and the view it leads to in
+    /// `view` (cleared first).
     pub(crate) fn build(
         &mut self,
         inputs: Inputs<'_>,
         header: (u64, Option<u64>, u32),
         budget_bytes: usize,
         view: &mut Known,
-    ) -> Result<Vec<u8>, BuildError> {
+        datagram: &mut Vec<u8>,
+    ) -> Result<(), BuildError> {
         let (frame, base) = (inputs.frame, inputs.base);
         let leaves = self.merge(inputs);
         let (tick, baseline_tick, last_input_seq) = header;
@@ -286,10 +288,9 @@ impl Plan {
         snapshot.entered.clear();
         snapshot.changed.clear();
         snapshot.left.clear();
-        // The datagram, sized once; first holding the empty snapshot, to learn its size.
-        let mut datagram = Vec::with_capacity(protocol::MAX_DATAGRAM_BYTES);
-        // An empty snapshot always encodes (a few bytes, far below the datagram limit).
-        let _ = encode_snapshot_datagram(snapshot, &mut datagram);
+        // The datagram first holds the empty snapshot, to learn its size. An empty snapshot
+        // always encodes (a few bytes, far below the datagram limit).
+        let _ = encode_snapshot_datagram(snapshot, datagram);
         let mut used = datagram.len() + LENGTH_SLACK;
         if used > budget_bytes {
             return Err(BuildError::BudgetTooSmall {
@@ -378,12 +379,9 @@ impl Plan {
         view.extend_from(base, copied..base.keys.len());
         // The budget is at most the datagram limit; should encoding ever refuse, the
         // snapshot is dropped like one over budget.
-        encode_snapshot_datagram(snapshot, &mut datagram).map_err(|_| {
-            BuildError::BudgetTooSmall {
-                budget: budget_bytes,
-                needed: budget_bytes + 1,
-            }
-        })?;
-        Ok(datagram)
+        encode_snapshot_datagram(snapshot, datagram).map_err(|_| BuildError::BudgetTooSmall {
+            budget: budget_bytes,
+            needed: budget_bytes + 1,
+        })
     }
 }

@@ -24,15 +24,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use criterion::{Criterion, criterion_group, criterion_main};
 use protocol::NetId;
 use server::config::Config;
-use server::game::{DatagramSink, Game, GameConfig};
+use server::game::{Game, GameConfig};
 use server::interest::{ClientView, Frame, Scratch, ViewRange, capture, net_id};
 use server::metrics::Metrics;
 use server::snapshot_pool::SnapshotPool;
-use server::snapshots::{ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob};
+use server::snapshots::{
+    ByteCounter, ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob,
+};
 
 const NPCS: u32 = 10_000;
 const CLIENT_EVERY: usize = 10;
@@ -126,22 +127,6 @@ fn snapshot_all(setup: &Setup, views: &mut [ClientView], tick: &Tick, number: u6
     bytes
 }
 
-/// Counts the bytes sent to every session.
-struct Counter(Arc<AtomicUsize>);
-
-impl DatagramSink for Counter {
-    fn max_datagram_size(&self) -> Option<usize> {
-        Some(1_200)
-    }
-    fn send_space(&self) -> usize {
-        usize::MAX
-    }
-    fn send(&self, datagram: Bytes) -> bool {
-        self.0.fetch_add(datagram.len(), Ordering::Relaxed);
-        true
-    }
-}
-
 /// The server's snapshot workers serving every client, which acknowledges each snapshot.
 struct Served {
     pool: SnapshotPool,
@@ -182,7 +167,7 @@ impl Served {
                 self._kicks.push(kicks);
                 changes.joined.push(NewViewer {
                     session,
-                    sink: Box::new(Counter(Arc::clone(&self.bytes))),
+                    sink: Box::new(ByteCounter(Arc::clone(&self.bytes))),
                     kick,
                 });
             }
