@@ -250,7 +250,10 @@ mod tests {
         let at: Vec<sim::Vec2> = zone.world.bodies().map(|b| b.pos).collect();
         assert_eq!(at.len(), 5);
         for (i, a) in at.iter().enumerate() {
-            assert!((*a - sim::Vec2::new(15.0, 15.0)).length() <= 4.0 + 0.5, "{a:?}");
+            assert!(
+                (*a - sim::Vec2::new(15.0, 15.0)).length() <= 4.0 + 0.5,
+                "{a:?}"
+            );
             for b in &at[i + 1..] {
                 assert!((*a - *b).length() >= 2.0 * RADIUS_M, "{a:?} {b:?}");
             }
