@@ -55,6 +55,9 @@ if [ -n "${KILL_AT:-}" ]; then
   ( sleep $(( KILL_AT + 5 )); kill -9 $east; echo "east killed" >&2; sleep $(( RESTART_AT - KILL_AT )); $BIN/server zone --cluster $dir/cluster.toml --zone east >>$dir/east.log 2>&1 & echo $! > $dir/east2.pid; echo "east restarted" >&2 ) &
 fi
 start_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
+# The gateway's router thread ("world"), apart: it merges the zones' frames every tick.
+router_cpu() { for t in /proc/$gw/task/*; do if [ "$(cat $t/comm)" = world ]; then awk '{print $14+$15}' $t/stat; fi; done | head -1; }
+start_router=$(router_cpu)
 # Overlaps are counted once every bot is in (after the ramp and warm-up): players joining
 # at nearby spawn points may land on each other until the repulsion parts them.
 overlapping() { for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_ticks_overlapping_total|zone_overlap_p99_max_ppm|ticks_total) "; done | awk '{s[$1]+=$2} END {print s["mmo_zone_ticks_overlapping_total"], s["mmo_ticks_total"]}'; }
@@ -62,9 +65,10 @@ overlapping() { for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^
 $BIN/loadtest --server 127.0.0.1:4433 --bots ${BOTS:-200} --ramp 5 --warmup 5 --duration ${DURATION:-60} \
   --behaviour border --cluster $dir/cluster.toml --cert-fingerprint-file $dir/fp --report $dir/report.json || echo "loadtest exit $?"
 end_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
+end_router=$(router_cpu)
 read -r o0 t0 < $dir/settled; read -r o1 t1 < <(overlapping)
 echo "ticks ending with an overlap once all bots were in: $((o1 - o0)) of $((t1 - t0)) (both zones)"
-echo "gateway cpu ticks: $((end_cpu - start_cpu)) (1/100 s)"
+echo "gateway cpu ticks: $((end_cpu - start_cpu)) (1/100 s), of which its router thread $((end_router - start_router))"
 for m in 9201 9202; do
   # Handoff latency quantiles from the histogram's buckets (upper bounds).
   curl -s 127.0.0.1:$m/metrics | python3 -c '

@@ -263,6 +263,28 @@ impl Borders {
             .min_by(|a, b| a.distance(pos).total_cmp(&b.distance(pos)))
     }
 
+    /// How far `pos` lies inside zone `zone` from the nearest of that zone's borders,
+    /// metres: how far a body standing there has left each neighbour. `None` when the
+    /// zone has no borders.
+    pub fn depth_in(&self, zone: usize, pos: (f32, f32)) -> Option<f32> {
+        self.borders
+            .iter()
+            .filter(|b| b.low == zone || b.high == zone)
+            .map(|b| b.distance(pos))
+            .min_by(f32::total_cmp)
+    }
+
+    /// The zone across the border nearest to `here`, as an index into [`Borders::zones`].
+    pub fn across(&self, here: (f32, f32)) -> Option<usize> {
+        let border = self.nearest(here)?;
+        let (across_here, _) = border.split(here);
+        Some(if across_here < border.at {
+            border.high
+        } else {
+            border.low
+        })
+    }
+
     /// A point `depth_m` past the border nearest to `here`, on the side `here` is not on:
     /// `slide_m` along the border from `here`, kept inside the border's stretch (so it lies
     /// beside a real shared edge), inside the zone on that side and inside `bounds`.

@@ -26,6 +26,7 @@ use protocol::{
 use serde::{Deserialize, Serialize};
 
 use crate::borders::Borders;
+use crate::targets::BorderTargets;
 
 /// How a bot plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -39,9 +40,11 @@ pub enum Behaviour {
     Idle,
     /// Each bot picks one of the three by its number (half wander, a quarter each other).
     Mixed,
-    /// Walks 6 to 12 m across the nearest zone border every 3 to 6 seconds (or on arrival),
-    /// back and forth; needs the cluster's zones ([`Bot::with_borders`]), and stands still
-    /// without them.
+    /// Walks across zone borders and back, ordering anew every 3 to 6 seconds (or on
+    /// arrival); needs the cluster's zones ([`Bot::with_borders`]), and stands still
+    /// without them. With the cluster's map ([`Bot::with_targets`]) it walks to walkable
+    /// points past the handoff margin and turns only once across; without, to points 6 to
+    /// 12 m straight across the nearest border.
     Border,
 }
 
@@ -96,7 +99,8 @@ const SENT_KEPT: usize = 64;
 const STILL_LIMIT: Duration = Duration::from_secs(10);
 /// Bounds slack for positions: centimetre rounding.
 const BOUNDS_SLACK_M: f32 = 0.05;
-/// A border bot this close to its target has arrived and picks the next one.
+/// A border bot this close to its target has arrived and picks the next one (as does one
+/// that stands where its targets begin, [`BorderTargets::crossed`]).
 const ARRIVED_M: f32 = 1.0;
 
 struct Order {
@@ -125,6 +129,10 @@ pub struct Bot {
     borders: Option<Arc<Borders>>,
     /// The zone the character was last seen in.
     zone: Option<usize>,
+    /// Walkable points past the borders, for the border behaviour.
+    targets: Option<Arc<BorderTargets>>,
+    /// The zone a border bot is walking into.
+    heading: Option<usize>,
     own_missing: OwnMissing,
     samples: Vec<Sample>,
     /// Snapshots applied.
@@ -178,6 +186,14 @@ impl Bot {
         }
     }
 
+    /// A border bot that walks to walkable points past the borders on the cluster's map
+    /// ([`BorderTargets::next`]) rather than to points straight across the nearest
+    /// border, which may lie in walls.
+    pub fn with_targets(mut self, targets: Arc<BorderTargets>) -> Bot {
+        self.targets = Some(targets);
+        self
+    }
+
     /// A bot; `number` picks the behaviour of a mixed swarm and seeds its choices.
     pub fn new(behaviour: Behaviour, number: u64) -> Bot {
         let behaviour = match behaviour {
@@ -203,6 +219,8 @@ impl Bot {
             still_since: None,
             borders: None,
             zone: None,
+            targets: None,
+            heading: None,
             own_missing: OwnMissing::default(),
             samples: Vec::new(),
             snapshots: 0,
@@ -328,13 +346,23 @@ impl Bot {
         if let Some(position) = position {
             self.check_progress(position, now);
             if self.behaviour == Behaviour::Border
-                && self
+                && (self
                     .order
                     .as_ref()
                     .is_some_and(|order| distance(order.target, position) <= ARRIVED_M)
+                    || self.crossed(position))
             {
                 self.next_order_at = Some(now);
             }
+        }
+    }
+
+    /// Whether a border bot walking to walkable targets stands in the zone it heads for,
+    /// past the margin and the slack: as far as its targets begin, so it has crossed.
+    fn crossed(&self, position: (f32, f32)) -> bool {
+        match (&self.targets, &self.borders) {
+            (Some(targets), Some(borders)) => targets.crossed(borders, self.heading, position),
+            _ => false,
         }
     }
 
@@ -473,6 +501,11 @@ impl Bot {
             (Behaviour::Click, Some(order)) => (order.target, 3.0),
             (Behaviour::Wander | Behaviour::Click, _) => (here, 15.0),
             (Behaviour::Border, _) => {
+                if let Some(targets) = &self.targets {
+                    let borders = self.borders.as_ref()?;
+                    let last = self.order.as_ref().map(|order| order.target);
+                    return targets.next(borders, &mut self.heading, here, last, &mut self.rng);
+                }
                 let depth_m = self.random(6_000, 12_001) as f32 / 1_000.0;
                 let slide_m = self.random(0, 6_001) as f32 / 1_000.0 - 3.0;
                 return self

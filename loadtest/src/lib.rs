@@ -8,14 +8,16 @@
 //! [`report::Report`]; [`slo::Slo`] turns thresholds into a pass or a list of misses;
 //! [`scrape`] reads the server's own tick figures from its `/metrics`. Given a cluster
 //! file, [`borders::Borders`] gives the bots the zones: they count the borders their
-//! characters cross, and the border behaviour walks across them.
+//! characters cross, and the border behaviour walks across them, to walkable points of the
+//! cluster's map past the handoff margin ([`targets::BorderTargets`]).
 //!
 //! A run where nothing worked is a failure: unless an SLO file says otherwise, any bot
 //! that failed to log in, was dropped (a session the server falls silent on included) or
 //! saw a violation fails the run ([`slo::Slo::default`]).
 //!
 //! The swarm connects through the `client` crate and knows the server only by its wire
-//! protocol: it does not link the server, the world or the map code.
+//! protocol: it does not link the server or the world. The border behaviour alone builds
+//! the cluster's map (the navmesh builder), to walk to points that are walkable.
 
 pub mod borders;
 pub mod bot;
@@ -23,3 +25,4 @@ pub mod report;
 pub mod scrape;
 pub mod slo;
 pub mod swarm;
+pub mod targets;

@@ -15,6 +15,7 @@ use loadtest::borders::Borders;
 use loadtest::bot::Behaviour;
 use loadtest::slo::Slo;
 use loadtest::swarm::{Options, Progress, Tokens, run};
+use loadtest::targets::BorderTargets;
 
 /// Most bots one run accepts.
 const MAX_BOTS: u64 = 20_000;
@@ -214,6 +215,13 @@ fn start() -> Result<bool> {
             ),
         }
     }
+    // Border bots walk to walkable points past the borders, on the cluster's map.
+    let targets = match (&borders, &cli.cluster) {
+        (Some(borders), Some(path)) if cli.behaviour == Behaviour::Border => {
+            Some(Arc::new(BorderTargets::from_file(path, borders)?))
+        }
+        _ => None,
+    };
     let slo = match cli.slo.as_deref() {
         Some(path) => Slo::from_file(path)?,
         None => Slo::default(),
@@ -240,6 +248,7 @@ fn start() -> Result<bool> {
             None => None,
         },
         borders,
+        targets,
     };
     // One thread by default: the whole swarm on one core.
     let runtime = match cli.threads {

@@ -13,7 +13,8 @@
 //! name ([`Tokens`]) just before it logs in.
 //!
 //! Given the cluster's zones ([`Options::borders`]), every bot counts the zone borders its
-//! character crosses; the border behaviour needs them.
+//! character crosses; the border behaviour needs them, and walks to walkable points past
+//! the borders when given the cluster's map too ([`Options::targets`]).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
@@ -31,6 +32,7 @@ use crate::borders::Borders;
 use crate::bot::{Behaviour, Bot, Sample, Violation};
 use crate::report::{Aggregate, Percentiles, Report, Second};
 use crate::scrape::{between, scrape};
+use crate::targets::BorderTargets;
 
 /// How progress is shown while the swarm runs (on stderr).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +71,10 @@ pub struct Options {
     /// [`Behaviour::Border`] bots walk across them. `None`: no zones, no crossings (and
     /// the border behaviour is refused).
     pub borders: Option<Arc<Borders>>,
+    /// Walkable points past the borders on the cluster's map, for [`Behaviour::Border`]
+    /// bots. `None`: they aim a few metres straight across the nearest border, which may
+    /// be a wall the server snaps back to their own side.
+    pub targets: Option<Arc<BorderTargets>>,
 }
 
 /// What bots mint their login tokens with.
@@ -142,6 +148,7 @@ pub async fn run(options: Options) -> Result<Report> {
         let (endpoint, shared) = (endpoint.clone(), Arc::clone(&shared));
         let (server, behaviour) = (options.server, options.behaviour);
         let (tokens, borders) = (options.tokens.clone(), options.borders.clone());
+        let targets = options.targets.clone();
         tasks.spawn(async move {
             tokio::time::sleep_until((start + offset).into()).await;
             let bot = BotSpec {
@@ -149,6 +156,7 @@ pub async fn run(options: Options) -> Result<Report> {
                 behaviour,
                 tokens: tokens.as_ref(),
                 borders,
+                targets,
             };
             drive(bot, &endpoint, server, &shared, end).await;
         });
@@ -251,6 +259,7 @@ struct BotSpec<'a> {
     behaviour: Behaviour,
     tokens: Option<&'a Tokens>,
     borders: Option<Arc<Borders>>,
+    targets: Option<Arc<BorderTargets>>,
 }
 
 /// One bot's session: connect, log in, play until `end`, leave.
@@ -260,6 +269,7 @@ async fn drive(
         behaviour,
         tokens,
         borders,
+        targets,
     }: BotSpec<'_>,
     endpoint: &quinn::Endpoint,
     server: SocketAddr,
@@ -304,6 +314,9 @@ async fn drive(
         Some(borders) => Bot::with_borders(behaviour, number, borders),
         None => Bot::new(behaviour, number),
     };
+    if let Some(targets) = targets {
+        bot = bot.with_targets(targets);
+    }
     bot.on_welcome(welcome, Instant::now());
     let mut last_heard = Instant::now();
     let mut buf = vec![0u8; 4096];

@@ -131,6 +131,21 @@ pub(crate) struct Router {
     membership: Membership,
     bus_out: mpsc::Sender<GatewayOut>,
     ticks: u64,
+    /// The merge's tables, kept from tick to tick for their memory.
+    merge: Merge,
+}
+
+/// The tables [`Router::tick`] merges the zones' frames with, cleared every tick.
+#[derive(Default)]
+struct Merge {
+    /// Each id's newest claim: (epoch, real, frame, index in the frame's bodies).
+    best: HashMap<NetId, (u32, bool, u32, u32)>,
+    /// The newest input each zone applied, by player id.
+    applied: HashMap<NetId, u32>,
+    /// Each player character in the live frames: its frame and where it stands.
+    owner: HashMap<NetId, (u32, (f32, f32))>,
+    /// Per live frame, which of its bodies won their id.
+    winners: Vec<Vec<bool>>,
 }
 
 impl Router {
@@ -187,13 +202,12 @@ impl Router {
             membership: Membership::default(),
             bus_out,
             ticks: 0,
+            merge: Merge::default(),
         }
     }
 
     fn say(&self, out: GatewayOut) {
-        if self.bus_out.try_send(out).is_err() {
-            warn!("the gateway's bus queue is full; a message was dropped");
-        }
+        say(&self.bus_out, out);
     }
 
     fn zone_for(&self, (x, y): (f32, f32)) -> String {
@@ -391,90 +405,58 @@ impl Router {
         }
     }
 
-    /// Answers the sessions whose characters a frame now shows (or that waited too long).
-    fn finish_joins(&mut self, shown: &HashMap<NetId, (String, (f32, f32))>, now: Instant) {
-        let ready: Vec<NetId> = self
-            .pending
-            .iter()
-            .filter_map(|(&id, p)| {
-                let (_, since) = p.accepted.as_ref()?;
-                (shown.contains_key(&id) || now.duration_since(*since) >= JOIN_FRAME_WAIT)
-                    .then_some(id)
-            })
-            .collect();
-        for id in ready {
-            let Some(pending) = self.pending.remove(&id) else {
-                continue;
-            };
-            let Some((zone, _)) = pending.accepted else {
-                continue;
-            };
-            let at = shown.get(&id).map_or(pending.at, |(_, at)| *at);
-            if pending.reply.send(Ok(Joined { entity: id })).is_err() {
-                self.say(GatewayOut::Publish(
-                    subject(&zone, Verb::Leave),
-                    BusMessage::Leave(PlayerLeave { id }),
-                ));
-                continue;
-            }
-            info!(session = pending.session, account = %pending.account, ?id, %zone, "player joined");
-            self.membership.joined.push(NewViewer {
-                session: pending.session,
-                sink: pending.sink,
-                kick: pending.kick,
-            });
-            self.players.insert(
-                pending.session,
-                Player {
-                    id,
-                    account: pending.account,
-                    zone,
-                    taken_seq: None,
-                    forwarded_seq: 0,
-                    zone_applied: 0,
-                    at,
-                    missing_since: None,
-                    rejoining: false,
-                },
-            );
-        }
-    }
-
     /// One tick: the merged frame, each player's owner and place, the snapshot job.
     pub(crate) fn tick(&mut self) -> Option<SnapshotJob> {
         self.ticks += 1;
         let now = Instant::now();
-        // The newest claim of each id over every live zone.
-        let mut best: HashMap<NetId, (u32, bool, &str, usize)> = HashMap::new();
-        let mut applied: HashMap<NetId, u32> = HashMap::new();
-        let live: Vec<&(ZoneFrame, Instant)> = self
+        // The live zones' frames, in the zones' order; bodies are named by (frame, index).
+        let live: Vec<&ZoneFrame> = self
             .frames
             .values()
             .filter(|(_, at)| now.duration_since(*at) < ZONE_STALE)
+            .map(|(frame, _)| frame)
             .collect();
-        for (frame, _) in &live {
+        let merge = &mut self.merge;
+        merge.best.clear();
+        merge.applied.clear();
+        merge.owner.clear();
+        // The newest claim of each id over every live zone.
+        for (f, frame) in live.iter().enumerate() {
             for (k, body) in frame.bodies.iter().enumerate() {
                 let real = body.custody == Custody::Real;
-                let newer = best.get(&body.id).is_none_or(|&(epoch, was_real, _, _)| {
-                    body.epoch > epoch || (body.epoch == epoch && real && !was_real)
-                });
-                if newer {
-                    best.insert(body.id, (body.epoch, real, frame.zone.as_str(), k));
-                }
+                let claim = (body.epoch, real, f as u32, k as u32);
+                merge
+                    .best
+                    .entry(body.id)
+                    .and_modify(|best| {
+                        let (epoch, was_real, _, _) = *best;
+                        if body.epoch > epoch || (body.epoch == epoch && real && !was_real) {
+                            *best = claim;
+                        }
+                    })
+                    .or_insert(claim);
             }
-            applied.extend(frame.applied.iter().copied());
+            merge.applied.extend(frame.applied.iter().copied());
         }
-        let mut states = Vec::with_capacity(best.len());
-        let mut positions = Vec::with_capacity(best.len());
-        let mut owner: HashMap<NetId, (String, (f32, f32))> = HashMap::new();
-        for (frame, _) in &live {
-            for (k, body) in frame.bodies.iter().enumerate() {
-                let Some(&(_, _, zone, at)) = best.get(&body.id) else {
-                    continue;
-                };
-                if zone != frame.zone || at != k {
-                    continue;
-                }
+        // Each id's winning claim, marked where it stands, so the frame keeps the zones'
+        // order of bodies.
+        merge.winners.resize(live.len(), Vec::new());
+        for (winners, frame) in merge.winners.iter_mut().zip(&live) {
+            winners.clear();
+            winners.resize(frame.bodies.len(), false);
+        }
+        for &(_, _, f, k) in merge.best.values() {
+            merge.winners[f as usize][k as usize] = true;
+        }
+        let mut states = Vec::with_capacity(merge.best.len());
+        let mut positions = Vec::with_capacity(merge.best.len());
+        for (f, frame) in live.iter().enumerate() {
+            for (body, _) in frame
+                .bodies
+                .iter()
+                .zip(&merge.winners[f])
+                .filter(|(_, won)| **won)
+            {
                 states.push(EntityState {
                     id: body.id,
                     kind: body.kind,
@@ -486,30 +468,42 @@ impl Router {
                 });
                 positions.push((body.pos[0], body.pos[1]));
                 if body.id.index & PLAYER_BIT != 0 {
-                    owner.insert(body.id, (frame.zone.clone(), (body.pos[0], body.pos[1])));
+                    merge
+                        .owner
+                        .insert(body.id, (f as u32, (body.pos[0], body.pos[1])));
                 }
             }
         }
-        let live_zones: Vec<String> = live.iter().map(|(f, _)| f.zone.clone()).collect();
-        self.finish_joins(&owner, now);
+        finish_joins(
+            Joins {
+                pending: &mut self.pending,
+                players: &mut self.players,
+                membership: &mut self.membership,
+                bus_out: &self.bus_out,
+            },
+            &merge.owner,
+            now,
+        );
         let mut rejoins = Vec::new();
         for player in self.players.values_mut() {
-            if let Some(seq) = applied.get(&player.id) {
+            if let Some(seq) = merge.applied.get(&player.id) {
                 player.zone_applied = player.zone_applied.max(*seq);
             }
-            match owner.get(&player.id) {
-                Some((zone, at)) => {
-                    player.zone.clone_from(zone);
-                    player.at = *at;
+            match merge.owner.get(&player.id) {
+                Some(&(f, at)) => {
+                    let zone = &live[f as usize].zone;
+                    if player.zone != *zone {
+                        player.zone.clone_from(zone);
+                    }
+                    player.at = at;
                     player.missing_since = None;
                 }
                 None => {
                     let since = *player.missing_since.get_or_insert(now);
-                    let zone = self
+                    let zone_up = self
                         .file
                         .zone_of(player.at.0, player.at.1)
-                        .map(|z| z.name.clone());
-                    let zone_up = zone.as_ref().is_some_and(|z| live_zones.contains(z));
+                        .is_some_and(|zone| live.iter().any(|frame| frame.zone == zone.name));
                     if !player.rejoining && zone_up && now.duration_since(since) >= REJOIN_AFTER {
                         player.rejoining = true;
                         rejoins.push(JoinRequest {
@@ -565,6 +559,81 @@ impl Router {
         let mut changes = std::mem::take(&mut self.membership);
         changes.prepend(older);
         self.membership = changes;
+    }
+}
+
+fn say(bus_out: &mpsc::Sender<GatewayOut>, out: GatewayOut) {
+    if bus_out.try_send(out).is_err() {
+        warn!("the gateway's bus queue is full; a message was dropped");
+    }
+}
+
+/// What answering joins changes in the router.
+struct Joins<'a> {
+    pending: &'a mut HashMap<NetId, Pending>,
+    players: &'a mut BTreeMap<SessionId, Player>,
+    membership: &'a mut Membership,
+    bus_out: &'a mpsc::Sender<GatewayOut>,
+}
+
+/// Answers the sessions whose characters a frame now shows (`shown`: each player
+/// character in the live frames, by its frame, and where it stands), or that waited too
+/// long.
+fn finish_joins(joins: Joins<'_>, shown: &HashMap<NetId, (u32, (f32, f32))>, now: Instant) {
+    let Joins {
+        pending: waiting,
+        players,
+        membership,
+        bus_out,
+    } = joins;
+    if waiting.is_empty() {
+        return;
+    }
+    let ready: Vec<NetId> = waiting
+        .iter()
+        .filter_map(|(&id, p)| {
+            let (_, since) = p.accepted.as_ref()?;
+            (shown.contains_key(&id) || now.duration_since(*since) >= JOIN_FRAME_WAIT).then_some(id)
+        })
+        .collect();
+    for id in ready {
+        let Some(pending) = waiting.remove(&id) else {
+            continue;
+        };
+        let Some((zone, _)) = pending.accepted else {
+            continue;
+        };
+        let at = shown.get(&id).map_or(pending.at, |(_, at)| *at);
+        if pending.reply.send(Ok(Joined { entity: id })).is_err() {
+            say(
+                bus_out,
+                GatewayOut::Publish(
+                    subject(&zone, Verb::Leave),
+                    BusMessage::Leave(PlayerLeave { id }),
+                ),
+            );
+            continue;
+        }
+        info!(session = pending.session, account = %pending.account, ?id, %zone, "player joined");
+        membership.joined.push(NewViewer {
+            session: pending.session,
+            sink: pending.sink,
+            kick: pending.kick,
+        });
+        players.insert(
+            pending.session,
+            Player {
+                id,
+                account: pending.account,
+                zone,
+                taken_seq: None,
+                forwarded_seq: 0,
+                zone_applied: 0,
+                at,
+                missing_since: None,
+                rejoining: false,
+            },
+        );
     }
 }
 

@@ -277,7 +277,9 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
     }
     // The last frames and answers go out before the connection closes.
     let _ = tokio::time::timeout(Duration::from_secs(2), publisher).await;
-    let _ = client.flush().await;
+    // Bounded: with NATS down, a flush waits for a reconnection that may never come, and
+    // the zone would not stop.
+    let _ = tokio::time::timeout(Duration::from_secs(2), client.flush()).await;
     http.abort();
     info!(zone = %name, "zone stopped");
     result

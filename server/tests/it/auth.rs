@@ -327,6 +327,7 @@ async fn the_swarm_logs_in_with_minted_tokens() {
         progress: Progress::Quiet,
         tokens,
         borders: None,
+        targets: None,
     };
     let tokens = Tokens {
         key: Arc::new(key),

@@ -253,6 +253,8 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
     )
     .await
     .unwrap();
+    let borders = Arc::new(loadtest::borders::Borders::from_file(&file).unwrap());
+    let targets = Arc::new(loadtest::targets::BorderTargets::from_file(&file, &borders).unwrap());
     let swarm = tokio::spawn(tokio::time::timeout(
         Duration::from_secs(90),
         run(Options {
@@ -266,9 +268,8 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
             metrics_url: None,
             progress: Progress::Quiet,
             tokens: None,
-            borders: Some(Arc::new(
-                loadtest::borders::Borders::from_file(&file).unwrap(),
-            )),
+            borders: Some(Arc::clone(&borders)),
+            targets: Some(targets),
         }),
     ));
     // Overlaps are counted once every bot is in: players joining at nearby spawn points

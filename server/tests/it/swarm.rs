@@ -38,6 +38,7 @@ fn options(server: &Running, bots: u64, duration_secs: u64) -> Options {
         progress: Progress::Quiet,
         tokens: None,
         borders: None,
+        targets: None,
     }
 }
 

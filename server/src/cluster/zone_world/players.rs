@@ -9,6 +9,13 @@ use crate::cluster::bus::Verb;
 use crate::game::{RADIUS_M, SPEED_MPS, command_input};
 use crate::persist::now_ms;
 
+/// A joining character is kept this far clear of other bodies' edges, metres.
+const SPAWN_GAP_M: f32 = 0.1;
+/// How far from its spawn point a joining character may be moved to a free spot, metres.
+const SPAWN_SEARCH_M: f32 = 4.0;
+/// Rings of points tried within that distance.
+const SPAWN_RINGS: usize = 8;
+
 impl ZoneWorld {
     pub(super) fn join(&mut self, request: JoinRequest, reply: Option<String>) {
         if self.reals.contains_key(&request.id) || self.in_flight.contains_key(&request.id) {
@@ -34,6 +41,7 @@ impl ZoneWorld {
         } else {
             None
         };
+        let pos = pos.map(|wanted| self.free_spot(wanted));
         let Some(pos) = pos else {
             if let Some(reply) = reply {
                 self.answers.push(ZoneOut::Publish(
@@ -57,6 +65,50 @@ impl ZoneWorld {
             brain: Brain::Idle,
         });
         self.spawning.push(Spawning::Join(request, reply));
+    }
+
+    /// A point near `wanted` where a joining character overlaps no body: the zone's own
+    /// bodies and ghosts, and the bodies spawned or taken over in this tick's inputs.
+    /// Tried on rings round `wanted`, each point in plain sight of it (no wall between)
+    /// and clear of walls by a body's radius; `wanted` itself when all are taken.
+    /// Players joining near each other would otherwise land on each other, and the zones'
+    /// ticks end with overlaps until the repulsion parts them.
+    fn free_spot(&self, wanted: Vec2) -> Vec2 {
+        let clear = 2.0 * RADIUS_M + SPAWN_GAP_M;
+        let mut taken: Vec<Vec2> = self
+            .world
+            .bodies()
+            .map(|b| b.pos)
+            .filter(|p| (*p - wanted).length() < SPAWN_SEARCH_M + clear)
+            .collect();
+        taken.extend(self.inputs.iter().filter_map(|input| match input {
+            Input::Spawn { pos, .. } | Input::SpawnGhost { pos, .. } => Some(*pos),
+            Input::Adopt(carried) => Some(carried.pos),
+            _ => None,
+        }));
+        let free = |p: Vec2| taken.iter().all(|t| (*t - p).length() >= clear);
+        if free(wanted) {
+            return wanted;
+        }
+        let mesh = self.world.mesh();
+        let from = navmesh::Point::new(f64::from(wanted.x), f64::from(wanted.y));
+        for ring in 1..=SPAWN_RINGS {
+            let r = SPAWN_SEARCH_M * ring as f32 / SPAWN_RINGS as f32;
+            let points = 6 * ring;
+            for k in 0..points {
+                let angle = std::f32::consts::TAU * k as f32 / points as f32;
+                let p = wanted + Vec2::new(angle.cos(), angle.sin()) * r;
+                let at = navmesh::Point::new(f64::from(p.x), f64::from(p.y));
+                if free(p)
+                    && mesh.locate(at).is_some()
+                    && mesh.nearest_wall(at, f64::from(RADIUS_M)).is_none()
+                    && matches!(mesh.raycast(from, at), Ok(navmesh::Raycast::Clear))
+                {
+                    return p;
+                }
+            }
+        }
+        wanted
     }
 
     pub(super) fn leave(&mut self, id: NetId) {
@@ -141,5 +193,70 @@ impl ZoneWorld {
             }
         }
         self.save_moved();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use navmesh_builder::load::build_source;
+    use navmesh_builder::pipeline::SourceKind;
+    use protocol::NetId;
+    use protocol::bus::JoinRequest;
+
+    use super::super::{PLAYER_BIT, ZoneWorld};
+    use crate::cluster::ClusterFile;
+    use crate::game::RADIUS_M;
+
+    /// A 30 m square room in one zone, no NPCs.
+    fn zone() -> ZoneWorld {
+        let row = ".".repeat(30);
+        let rows = vec![row; 30].join("\n");
+        let text = format!("type octile\nheight 30\nwidth 30\nmap\n{rows}\n");
+        let mesh = build_source("room", &text, SourceKind::Grid).unwrap().mesh;
+        let file = ClusterFile::from_toml(
+            "npcs = 0\nnats = \"nats://127.0.0.1:4222\"\n\
+             [[zones]]\nname = \"all\"\nregion = [0, 0, 30, 30]\n",
+        )
+        .unwrap();
+        ZoneWorld::new(Arc::new(mesh), Arc::new(file), 0, 1, None)
+    }
+
+    fn request(n: u32, at: [f32; 2]) -> JoinRequest {
+        JoinRequest {
+            gateway: "gw".to_owned(),
+            id: NetId {
+                index: PLAYER_BIT | n,
+                generation: 1,
+            },
+            account: format!("p{n}"),
+            at,
+        }
+    }
+
+    #[test]
+    fn players_joining_on_one_point_land_apart_and_near_it() {
+        let mut zone = zone();
+        // Three in one tick, two more on the next, all asking for the same point.
+        for n in 0..3 {
+            zone.join(request(n, [15.0, 15.0]), None);
+        }
+        zone.tick();
+        for n in 3..5 {
+            zone.join(request(n, [15.0, 15.0]), None);
+        }
+        zone.tick();
+        let at: Vec<sim::Vec2> = zone.world.bodies().map(|b| b.pos).collect();
+        assert_eq!(at.len(), 5);
+        for (i, a) in at.iter().enumerate() {
+            assert!(
+                (*a - sim::Vec2::new(15.0, 15.0)).length() <= 4.0 + 0.5,
+                "{a:?}"
+            );
+            for b in &at[i + 1..] {
+                assert!((*a - *b).length() >= 2.0 * RADIUS_M, "{a:?} {b:?}");
+            }
+        }
     }
 }
