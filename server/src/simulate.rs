@@ -62,6 +62,8 @@ pub struct SimulateArgs {
     pub svg: Option<PathBuf>,
     /// Jam picture path (where NPCs crawled, over the run).
     pub jam_svg: Option<PathBuf>,
+    /// Per-tick CSV path (tick and phase times, paths served and waiting, circling).
+    pub ticks_csv: Option<PathBuf>,
     /// Whether the world anticipates before contact (`WorldConfig::anticipation`).
     pub anticipation: bool,
     /// Whether paths avoid congestion (`WorldConfig::congestion_routing`).
@@ -144,6 +146,20 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     let report_file = create(&args.report)?;
     let svg_file = create(&args.svg)?;
     let jam_file = create(&args.jam_svg)?;
+    let mut ticks_file = create(&args.ticks_csv)?.map(|(f, p)| (std::io::BufWriter::new(f), p));
+    if let Some((f, p)) = &mut ticks_file {
+        let names: Vec<&str> = sim::PhaseTimes::default()
+            .named()
+            .iter()
+            .map(|&(n, _)| n)
+            .collect();
+        writeln!(
+            f,
+            "tick,tick_ms,{},paths_served,paths_waiting,circling_bodies,path_nodes",
+            names.join(",")
+        )
+        .with_context(|| format!("cannot write {}", p.display()))?;
+    }
     let mesh = Arc::new(loaded.mesh);
     let walkable_area = mesh.walkable_area();
     if walkable_area.is_nan() || walkable_area <= 0.0 {
@@ -224,6 +240,18 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
                 })
                 .collect();
         }
+        if let Some((f, p)) = &mut ticks_file {
+            let mut line = format!("{},{:.4}", k + 1, elapsed.as_secs_f64() * 1e3);
+            for (_, t) in out.phase_times.named() {
+                line += &format!(",{:.4}", t.as_secs_f64() * 1e3);
+            }
+            writeln!(
+                f,
+                "{line},{},{},{},{}",
+                out.paths_served, out.paths_waiting, out.circling, out.path_nodes
+            )
+            .with_context(|| format!("cannot write {}", p.display()))?;
+        }
         tally.add(elapsed, out);
         if let Some(jams) = &mut jams {
             jams.add(world.crawling());
@@ -258,6 +286,10 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     if let Some(jams) = &jams {
         write_out(jam_file, &render_jams(&mesh, jams, ticks))?;
     }
+    if let Some((f, p)) = &mut ticks_file {
+        f.flush()
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
     Ok(())
 }
 
@@ -282,6 +314,7 @@ mod tests {
             report: None,
             svg: None,
             jam_svg: None,
+            ticks_csv: None,
             anticipation: true,
             congestion_routing: true,
         }

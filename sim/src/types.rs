@@ -273,6 +273,8 @@ pub struct StepOutput {
     pub paths_served: usize,
     /// Path requests still queued (none is ever dropped).
     pub paths_waiting: usize,
+    /// Path search nodes expanded this tick (the search's part of the path budget).
+    pub path_nodes: usize,
     /// The longest any path request served this tick waited, or any still queued has
     /// waited so far, in ticks (from the tick it was queued).
     pub path_wait_ticks: u64,
