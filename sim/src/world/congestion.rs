@@ -149,7 +149,7 @@ impl World {
                 let seg = (to - from).length();
                 while along <= seg && left > 0.0 {
                     let p = from + (to - from) * (along / seg);
-                    if let Some(tri) = self.mesh.locate(to_point(p))
+                    if let Some(tri) = self.mesh.locate_near(last, to_point(p))
                         && last != Some(tri)
                     {
                         last = Some(tri);
