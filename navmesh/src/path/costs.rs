@@ -189,3 +189,74 @@ impl CostBound {
         self.cached[self.active].1[self.part[tri.index()] as usize]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::Point;
+    use crate::mesh::{BuildInfo, VertId};
+
+    /// A strip of 40 unit squares along x, two triangles each; every third triangle costs
+    /// its index, so the free triangles fall into many parts.
+    fn strip() -> (NavMesh, Arc<[f64]>) {
+        let mut v = Vec::new();
+        for i in 0..=40 {
+            v.push(Point::new(f64::from(i), 0.0));
+            v.push(Point::new(f64::from(i), 1.0));
+        }
+        let mut t = Vec::new();
+        for i in 0..40u32 {
+            let (a, b, c, d) = (2 * i, 2 * i + 2, 2 * i + 3, 2 * i + 1);
+            t.push([VertId(a), VertId(b), VertId(c)]);
+            t.push([VertId(a), VertId(c), VertId(d)]);
+        }
+        let mesh = NavMesh::new(BuildInfo::default(), v, t).unwrap();
+        let costs = (0..mesh.triangle_count())
+            .map(|t| if t % 3 == 0 { t as f64 } else { 0.0 })
+            .collect();
+        (mesh, costs)
+    }
+
+    fn bound_of(bound: &CostBound, mesh: &NavMesh) -> Vec<f64> {
+        (0..mesh.triangle_count())
+            .map(|t| bound.still_to_pay(TriId(t as u32)))
+            .collect()
+    }
+
+    #[test]
+    fn a_kept_bound_is_the_bound_a_fresh_search_finds() {
+        let (mesh, costs) = strip();
+        let n = mesh.triangle_count();
+        let fresh: Vec<Vec<f64>> = (0..n)
+            .map(|g| {
+                let mut bound = CostBound::default();
+                bound.prepare(&mesh, &costs);
+                bound.search_from(&[TriId(g as u32)]);
+                bound_of(&bound, &mesh)
+            })
+            .collect();
+        // The bounds differ between goals (else the check below proves nothing).
+        assert_ne!(fresh[1], fresh[n - 1]);
+        // One bound, asked again for goals already searched (kept) and for more goals than
+        // it keeps (the oldest replaced), always answers as a fresh one.
+        let mut bound = CostBound::default();
+        bound.prepare(&mesh, &costs);
+        let goals = [1, 7, 1, n - 1, 7]
+            .into_iter()
+            .chain(0..n)
+            .chain([1, n - 1, 40]);
+        for g in goals {
+            bound.search_from(&[TriId(g as u32)]);
+            assert_eq!(bound_of(&bound, &mesh), fresh[g], "goal triangle {g}");
+        }
+        // New costs: nothing kept for the old ones is used.
+        let doubled: Arc<[f64]> = costs.iter().map(|c| c * 2.0).collect();
+        bound.prepare(&mesh, &doubled);
+        bound.search_from(&[TriId(1)]);
+        let mut again = CostBound::default();
+        again.prepare(&mesh, &doubled);
+        again.search_from(&[TriId(1)]);
+        assert_eq!(bound_of(&bound, &mesh), bound_of(&again, &mesh));
+        assert_ne!(bound_of(&bound, &mesh), fresh[1]);
+    }
+}
