@@ -233,6 +233,10 @@ enum Command {
         /// are then the shortest ones, whatever the jams they cross. For comparisons.
         #[arg(long)]
         no_congestion_routing: bool,
+        /// A body whose path leads into a jam asks for a detour at most once in this many
+        /// seconds (see `WorldConfig::detour_every_secs`) [default: the world's, 5].
+        #[arg(long, value_name = "SECONDS")]
+        detour_every_secs: Option<f32>,
     },
 }
 
@@ -280,6 +284,7 @@ fn run() -> Result<()> {
             ticks_csv,
             no_anticipation,
             no_congestion_routing,
+            detour_every_secs,
         } => simulate::run(&SimulateArgs {
             map,
             npcs,
@@ -295,6 +300,7 @@ fn run() -> Result<()> {
             ticks_csv,
             anticipation: !no_anticipation,
             congestion_routing: !no_congestion_routing,
+            detour_every_secs,
         }),
     }
 }

@@ -68,6 +68,9 @@ pub struct SimulateArgs {
     pub anticipation: bool,
     /// Whether paths avoid congestion (`WorldConfig::congestion_routing`).
     pub congestion_routing: bool,
+    /// Seconds between one body's detours (`WorldConfig::detour_every_secs`); `None`
+    /// keeps the world's default.
+    pub detour_every_secs: Option<f32>,
 }
 
 /// The phase clock: time since the run started, from [`Instant`].
@@ -108,6 +111,12 @@ fn check_args(args: &SimulateArgs) -> Result<u64> {
         ensure!(
             (0.0..=1000.0).contains(&per_body),
             "--path-budget-per-body must be between 0 and 1000, got {per_body}"
+        );
+    }
+    if let Some(every) = args.detour_every_secs {
+        ensure!(
+            every.is_finite() && (0.0..=MAX_SECONDS as f32).contains(&every),
+            "--detour-every-secs must be a finite number from 0 to {MAX_SECONDS}, got {every}"
         );
     }
     let s = args.seconds;
@@ -199,6 +208,9 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     config.path_corner_graph = args.corner_graph;
     config.anticipation = args.anticipation;
     config.congestion_routing = args.congestion_routing;
+    if let Some(every) = args.detour_every_secs {
+        config.detour_every_secs = every;
+    }
     let path_budget = config.path_budget_per_tick;
     let path_budget_per_body = config.path_budget_per_body;
     let mut world = World::new(config, Arc::clone(&mesh), args.seed);
@@ -317,6 +329,7 @@ mod tests {
             ticks_csv: None,
             anticipation: true,
             congestion_routing: true,
+            detour_every_secs: None,
         }
     }
 
@@ -341,5 +354,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("--players"), "{err}");
+        for bad in [-1.0, f32::NAN, f32::INFINITY, 1e9] {
+            let mut a = args(1, 0, 1.0);
+            a.detour_every_secs = Some(bad);
+            let err = check_args(&a).unwrap_err().to_string();
+            assert!(err.contains("--detour-every-secs"), "{err}");
+        }
+        let mut a = args(1, 0, 1.0);
+        a.detour_every_secs = Some(2.0);
+        assert!(check_args(&a).is_ok());
     }
 }
