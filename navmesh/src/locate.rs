@@ -144,4 +144,36 @@ mod tests {
         assert_eq!(loc.locate(&mesh, Point::new(2.5, 1.0)), None);
         assert_eq!(loc.locate(&mesh, Point::new(f64::NAN, 1.0)), None);
     }
+
+    #[test]
+    fn locating_near_a_hint_finds_what_locating_finds() {
+        let v = vec![
+            Point::new(0.0, 0.0),
+            Point::new(2.0, 0.0),
+            Point::new(2.0, 2.0),
+            Point::new(0.0, 2.0),
+        ];
+        let t = vec![
+            [VertId(0), VertId(1), VertId(2)],
+            [VertId(0), VertId(2), VertId(3)],
+        ];
+        let mesh = NavMesh::new(BuildInfo::default(), v, t).unwrap();
+        let mut inside_hint = 0;
+        // Points inside each triangle, on the shared diagonal, on corners and off the mesh,
+        // with every hint: the right one, the wrong one, none and one past the mesh.
+        for i in -1..=9 {
+            for j in -1..=9 {
+                let p = Point::new(f64::from(i) * 0.25, f64::from(j) * 0.25);
+                for hint in [None, Some(TriId(0)), Some(TriId(1)), Some(TriId(7))] {
+                    let near = mesh.locate_near(hint, p);
+                    assert_eq!(near, mesh.locate(p), "{p:?} hint {hint:?}");
+                    inside_hint += usize::from(near.is_some() && near == hint);
+                }
+            }
+        }
+        assert!(
+            inside_hint > 20,
+            "too few points in their hint: {inside_hint}"
+        );
+    }
 }

@@ -377,6 +377,19 @@ impl NavMesh {
         self.locator.locate(self, p)
     }
 
+    /// [`NavMesh::locate`], trying `hint` first: a point strictly inside it lies in no other
+    /// triangle, so the grid is searched only when it is not (points sampled along a path
+    /// mostly fall in the triangle of the sample before).
+    pub fn locate_near(&self, hint: Option<TriId>, p: Point) -> Option<TriId> {
+        if let Some(t) = hint.filter(|t| t.index() < self.triangle_count()) {
+            let [a, b, c] = self.triangle_points(t);
+            if orient(a, b, p) > 0.0 && orient(b, c, p) > 0.0 && orient(c, a, p) > 0.0 {
+                return Some(t);
+            }
+        }
+        self.locate(p)
+    }
+
     /// True when the vertex lies on a wall: an obstacle corner a path may turn around.
     pub fn is_wall_vertex(&self, v: VertId) -> bool {
         self.on_wall[v.index()]

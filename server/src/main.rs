@@ -219,6 +219,11 @@ enum Command {
         /// spent crawling (below 10% of the walking speed) in each square metre over the run.
         #[arg(long, value_name = "OUT.svg")]
         jam_svg: Option<PathBuf>,
+        /// Also write one CSV line per tick here: its time and each phase's, milliseconds,
+        /// the paths served, the requests waiting and the bodies circling (where the slow
+        /// ticks' time goes).
+        #[arg(long, value_name = "OUT.csv")]
+        ticks_csv: Option<PathBuf>,
         /// Turn off the world's anticipation before contact (see
         /// `WorldConfig::anticipation`): bodies react only once they touch, with the paper's
         /// circling and repulsion, as before it existed. For comparisons.
@@ -228,6 +233,10 @@ enum Command {
         /// are then the shortest ones, whatever the jams they cross. For comparisons.
         #[arg(long)]
         no_congestion_routing: bool,
+        /// A body whose path leads into a jam asks for a detour at most once in this many
+        /// seconds (see `WorldConfig::detour_every_secs`) [default: the world's, 5].
+        #[arg(long, value_name = "SECONDS")]
+        detour_every_secs: Option<f32>,
     },
 }
 
@@ -272,8 +281,10 @@ fn run() -> Result<()> {
             report,
             svg,
             jam_svg,
+            ticks_csv,
             no_anticipation,
             no_congestion_routing,
+            detour_every_secs,
         } => simulate::run(&SimulateArgs {
             map,
             npcs,
@@ -286,8 +297,10 @@ fn run() -> Result<()> {
             report,
             svg,
             jam_svg,
+            ticks_csv,
             anticipation: !no_anticipation,
             congestion_routing: !no_congestion_routing,
+            detour_every_secs,
         }),
     }
 }

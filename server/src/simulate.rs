@@ -62,10 +62,15 @@ pub struct SimulateArgs {
     pub svg: Option<PathBuf>,
     /// Jam picture path (where NPCs crawled, over the run).
     pub jam_svg: Option<PathBuf>,
+    /// Per-tick CSV path (tick and phase times, paths served and waiting, circling).
+    pub ticks_csv: Option<PathBuf>,
     /// Whether the world anticipates before contact (`WorldConfig::anticipation`).
     pub anticipation: bool,
     /// Whether paths avoid congestion (`WorldConfig::congestion_routing`).
     pub congestion_routing: bool,
+    /// Seconds between one body's detours (`WorldConfig::detour_every_secs`); `None`
+    /// keeps the world's default.
+    pub detour_every_secs: Option<f32>,
 }
 
 /// The phase clock: time since the run started, from [`Instant`].
@@ -108,6 +113,12 @@ fn check_args(args: &SimulateArgs) -> Result<u64> {
             "--path-budget-per-body must be between 0 and 1000, got {per_body}"
         );
     }
+    if let Some(every) = args.detour_every_secs {
+        ensure!(
+            every.is_finite() && (0.0..=MAX_SECONDS as f32).contains(&every),
+            "--detour-every-secs must be a finite number from 0 to {MAX_SECONDS}, got {every}"
+        );
+    }
     let s = args.seconds;
     ensure!(
         s.is_finite() && s > 0.0 && s <= MAX_SECONDS,
@@ -144,6 +155,20 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     let report_file = create(&args.report)?;
     let svg_file = create(&args.svg)?;
     let jam_file = create(&args.jam_svg)?;
+    let mut ticks_file = create(&args.ticks_csv)?.map(|(f, p)| (std::io::BufWriter::new(f), p));
+    if let Some((f, p)) = &mut ticks_file {
+        let names: Vec<&str> = sim::PhaseTimes::default()
+            .named()
+            .iter()
+            .map(|&(n, _)| n)
+            .collect();
+        writeln!(
+            f,
+            "tick,tick_ms,{},paths_served,paths_waiting,circling_bodies,path_nodes",
+            names.join(",")
+        )
+        .with_context(|| format!("cannot write {}", p.display()))?;
+    }
     let mesh = Arc::new(loaded.mesh);
     let walkable_area = mesh.walkable_area();
     if walkable_area.is_nan() || walkable_area <= 0.0 {
@@ -183,6 +208,9 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     config.path_corner_graph = args.corner_graph;
     config.anticipation = args.anticipation;
     config.congestion_routing = args.congestion_routing;
+    if let Some(every) = args.detour_every_secs {
+        config.detour_every_secs = every;
+    }
     let path_budget = config.path_budget_per_tick;
     let path_budget_per_body = config.path_budget_per_body;
     let mut world = World::new(config, Arc::clone(&mesh), args.seed);
@@ -224,6 +252,18 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
                 })
                 .collect();
         }
+        if let Some((f, p)) = &mut ticks_file {
+            let mut line = format!("{},{:.4}", k + 1, elapsed.as_secs_f64() * 1e3);
+            for (_, t) in out.phase_times.named() {
+                line += &format!(",{:.4}", t.as_secs_f64() * 1e3);
+            }
+            writeln!(
+                f,
+                "{line},{},{},{},{}",
+                out.paths_served, out.paths_waiting, out.circling, out.path_nodes
+            )
+            .with_context(|| format!("cannot write {}", p.display()))?;
+        }
         tally.add(elapsed, out);
         if let Some(jams) = &mut jams {
             jams.add(world.crawling());
@@ -258,6 +298,10 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     if let Some(jams) = &jams {
         write_out(jam_file, &render_jams(&mesh, jams, ticks))?;
     }
+    if let Some((f, p)) = &mut ticks_file {
+        f.flush()
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
     Ok(())
 }
 
@@ -282,8 +326,10 @@ mod tests {
             report: None,
             svg: None,
             jam_svg: None,
+            ticks_csv: None,
             anticipation: true,
             congestion_routing: true,
+            detour_every_secs: None,
         }
     }
 
@@ -308,5 +354,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("--players"), "{err}");
+        for bad in [-1.0, f32::NAN, f32::INFINITY, 1e9] {
+            let mut a = args(1, 0, 1.0);
+            a.detour_every_secs = Some(bad);
+            let err = check_args(&a).unwrap_err().to_string();
+            assert!(err.contains("--detour-every-secs"), "{err}");
+        }
+        let mut a = args(1, 0, 1.0);
+        a.detour_every_secs = Some(2.0);
+        assert!(check_args(&a).is_ok());
     }
 }

@@ -149,6 +149,11 @@ pub struct WorldConfig {
     /// enter, so they go round jams where the map has another way; bodies whose path leads
     /// into a jam ask for a detour. Off, paths are the shortest ones.
     pub congestion_routing: bool,
+    /// Congestion-aware paths: a body whose path leads into a jam asks for a detour at most
+    /// once in this many seconds (it looks once a second, so values below 1 mean every
+    /// look). More often gives up fewer goals in a packed crowd, for more path searches
+    /// (measured in `docs/benchmarks.md`).
+    pub detour_every_secs: f32,
     /// Circling: the first deflection and its widening step, degrees (PAPER §2.2: 10).
     pub circling_step_deg: f32,
     /// Circling: how far the heading drifts back toward the wanted one each tick (10°).
@@ -179,6 +184,7 @@ impl Default for WorldConfig {
             path_corner_graph: false,
             anticipation: true,
             congestion_routing: true,
+            detour_every_secs: 5.0,
             circling_step_deg: 10.0,
             circling_return_deg: 10.0,
             repulsion_speed_mps: 1.0,
@@ -273,6 +279,8 @@ pub struct StepOutput {
     pub paths_served: usize,
     /// Path requests still queued (none is ever dropped).
     pub paths_waiting: usize,
+    /// Path search nodes expanded this tick (the search's part of the path budget).
+    pub path_nodes: usize,
     /// The longest any path request served this tick waited, or any still queued has
     /// waited so far, in ticks (from the tick it was queued).
     pub path_wait_ticks: u64,

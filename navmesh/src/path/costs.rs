@@ -12,12 +12,20 @@
 //! bound on the cost, since lengths and costs are separate sums. The graph ignores the disc's
 //! width (a passage too narrow for it still joins two parts), which only lowers the
 //! bound.
+//!
+//! The bound depends only on the parts the goal lies in, and most goals of a crowd lie in
+//! the few large free parts, so the last [`CACHED`] bounds are kept, by their goal parts,
+//! until the costs change: a search toward a part already searched for reuses its bound
+//! (the same numbers as a fresh Dijkstra, which is deterministic).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use crate::mesh::{NavMesh, TriId};
+
+/// How many bounds (one per set of goal parts) are kept for reuse.
+const CACHED: usize = 32;
 
 /// The graph of parts for one set of costs, and the distances of the current search.
 #[derive(Debug, Default)]
@@ -31,8 +39,15 @@ pub(super) struct CostBound {
     /// Each part's neighbours, `adjacency[start[p]..start[p + 1]]`.
     start: Vec<u32>,
     adjacency: Vec<u32>,
-    /// The least cost still to pay from each part to the goal (current search).
-    dist: Vec<f64>,
+    /// Bounds already found for these costs: the goal parts (sorted, deduplicated) and
+    /// the least cost still to pay from each part to one of them.
+    cached: Vec<(Vec<u32>, Vec<f64>)>,
+    /// The entry of `cached` the current search uses.
+    active: usize,
+    /// The entry of `cached` the next new bound replaces once [`CACHED`] are kept.
+    replace_next: usize,
+    /// The goal parts of the current search (scratch).
+    goal_parts: Vec<u32>,
     heap: BinaryHeap<Reverse<(OrdF64, u32)>>,
     stack: Vec<u32>,
     pairs: Vec<(u32, u32)>,
@@ -114,31 +129,54 @@ impl CostBound {
         }
         self.adjacency.clear();
         self.adjacency.extend(self.pairs.iter().map(|&(_, b)| b));
+        self.cached.clear();
+        self.active = 0;
+        self.replace_next = 0;
         self.built_for = Some(Arc::clone(costs));
     }
 
     /// The least costs still to pay from every part to one of `goal_tris` (Dijkstra
     /// backwards: a part's distance is the cheapest entry into a neighbour plus that
     /// neighbour's distance).
+    /// A bound found before for the same goal parts is reused (see the module docs).
     pub(super) fn search_from(&mut self, goal_tris: &[TriId]) {
-        self.dist.clear();
-        self.dist.resize(self.entry.len(), f64::INFINITY);
+        self.goal_parts.clear();
+        self.goal_parts
+            .extend(goal_tris.iter().map(|t| self.part[t.index()]));
+        self.goal_parts.sort_unstable();
+        self.goal_parts.dedup();
+        if let Some(k) = self.cached.iter().position(|(g, _)| *g == self.goal_parts) {
+            self.active = k;
+            return;
+        }
+        let k = if self.cached.len() < CACHED {
+            self.cached.push((Vec::new(), Vec::new()));
+            self.cached.len() - 1
+        } else {
+            let k = self.replace_next;
+            self.replace_next = (k + 1) % CACHED;
+            k
+        };
+        self.active = k;
+        let (goals, dist) = &mut self.cached[k];
+        goals.clone_from(&self.goal_parts);
+        dist.clear();
+        dist.resize(self.entry.len(), f64::INFINITY);
         self.heap.clear();
-        for t in goal_tris {
-            let p = self.part[t.index()];
-            self.dist[p as usize] = 0.0;
+        for &p in goals.iter() {
+            dist[p as usize] = 0.0;
             self.heap.push(Reverse((OrdF64(0.0), p)));
         }
         while let Some(Reverse((OrdF64(d), v))) = self.heap.pop() {
-            if d > self.dist[v as usize] {
+            if d > dist[v as usize] {
                 continue;
             }
             let through = d + self.entry[v as usize];
             let (a, b) = (self.start[v as usize], self.start[v as usize + 1]);
             for k in a..b {
                 let u = self.adjacency[k as usize] as usize;
-                if through < self.dist[u] {
-                    self.dist[u] = through;
+                if through < dist[u] {
+                    dist[u] = through;
                     self.heap.push(Reverse((OrdF64(through), u as u32)));
                 }
             }
@@ -148,6 +186,77 @@ impl CostBound {
     /// The least costs still to pay after entering `tri` (its own cost paid).
     #[inline]
     pub(super) fn still_to_pay(&self, tri: TriId) -> f64 {
-        self.dist[self.part[tri.index()] as usize]
+        self.cached[self.active].1[self.part[tri.index()] as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::Point;
+    use crate::mesh::{BuildInfo, VertId};
+
+    /// A strip of 40 unit squares along x, two triangles each; every third triangle costs
+    /// its index, so the free triangles fall into many parts.
+    fn strip() -> (NavMesh, Arc<[f64]>) {
+        let mut v = Vec::new();
+        for i in 0..=40 {
+            v.push(Point::new(f64::from(i), 0.0));
+            v.push(Point::new(f64::from(i), 1.0));
+        }
+        let mut t = Vec::new();
+        for i in 0..40u32 {
+            let (a, b, c, d) = (2 * i, 2 * i + 2, 2 * i + 3, 2 * i + 1);
+            t.push([VertId(a), VertId(b), VertId(c)]);
+            t.push([VertId(a), VertId(c), VertId(d)]);
+        }
+        let mesh = NavMesh::new(BuildInfo::default(), v, t).unwrap();
+        let costs = (0..mesh.triangle_count())
+            .map(|t| if t % 3 == 0 { t as f64 } else { 0.0 })
+            .collect();
+        (mesh, costs)
+    }
+
+    fn bound_of(bound: &CostBound, mesh: &NavMesh) -> Vec<f64> {
+        (0..mesh.triangle_count())
+            .map(|t| bound.still_to_pay(TriId(t as u32)))
+            .collect()
+    }
+
+    #[test]
+    fn a_kept_bound_is_the_bound_a_fresh_search_finds() {
+        let (mesh, costs) = strip();
+        let n = mesh.triangle_count();
+        let fresh: Vec<Vec<f64>> = (0..n)
+            .map(|g| {
+                let mut bound = CostBound::default();
+                bound.prepare(&mesh, &costs);
+                bound.search_from(&[TriId(g as u32)]);
+                bound_of(&bound, &mesh)
+            })
+            .collect();
+        // The bounds differ between goals (else the check below proves nothing).
+        assert_ne!(fresh[1], fresh[n - 1]);
+        // One bound, asked again for goals already searched (kept) and for more goals than
+        // it keeps (the oldest replaced), always answers as a fresh one.
+        let mut bound = CostBound::default();
+        bound.prepare(&mesh, &costs);
+        let goals = [1, 7, 1, n - 1, 7]
+            .into_iter()
+            .chain(0..n)
+            .chain([1, n - 1, 40]);
+        for g in goals {
+            bound.search_from(&[TriId(g as u32)]);
+            assert_eq!(bound_of(&bound, &mesh), fresh[g], "goal triangle {g}");
+        }
+        // New costs: nothing kept for the old ones is used.
+        let doubled: Arc<[f64]> = costs.iter().map(|c| c * 2.0).collect();
+        bound.prepare(&mesh, &doubled);
+        bound.search_from(&[TriId(1)]);
+        let mut again = CostBound::default();
+        again.prepare(&mesh, &doubled);
+        again.search_from(&[TriId(1)]);
+        assert_eq!(bound_of(&bound, &mesh), bound_of(&again, &mesh));
+        assert_ne!(bound_of(&bound, &mesh), fresh[1]);
     }
 }

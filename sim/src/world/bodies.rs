@@ -24,9 +24,10 @@ pub(super) struct Body {
     /// The path's corners (change it through [`Body::clear_path`], or reset `along`).
     pub(super) path: Vec<Vec2>,
     pub(super) corner: usize,
-    /// The length of the path from corner `.0` on (`path_length_from`), remembered: it is
-    /// the same every tick until the body passes a corner or the path changes.
-    pub(super) along: Option<(usize, f32)>,
+    /// Corner `.0`'s point and the length of the path from it on (`path_length_from`),
+    /// remembered: they are the same every tick until the body passes a corner or the path
+    /// changes, and the body's own memory is warmer than its path's.
+    pub(super) along: Option<(usize, Vec2, f32)>,
     pub(super) path_pending: bool,
     /// The pending request is a detour round a jam for the same goal (see
     /// `World::reroute`): the body walks its current path until the new one comes.
@@ -126,17 +127,16 @@ impl Body {
     /// [`remaining_length`] of the body's path from its next corner, with the part along
     /// the corners remembered (the same arithmetic, so the same value).
     pub(super) fn remaining_length(&mut self) -> f32 {
+        if let Some((corner, first, along)) = self.along
+            && corner == self.corner
+        {
+            return (first - self.pos).length() + along;
+        }
         let Some(&first) = self.path.get(self.corner) else {
             return remaining_length(&self.path, self.corner, self.pos);
         };
-        let along = match self.along {
-            Some((corner, along)) if corner == self.corner => along,
-            _ => {
-                let along = path_length_from(&self.path, self.corner);
-                self.along = Some((self.corner, along));
-                along
-            }
-        };
+        let along = path_length_from(&self.path, self.corner);
+        self.along = Some((self.corner, first, along));
         (first - self.pos).length() + along
     }
 }

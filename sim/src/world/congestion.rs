@@ -44,8 +44,15 @@ const DETOUR_SAMPLE_M: f32 = 2.0;
 /// Detours: the costs ahead, metres, that make a body ask for a detour (one crawling
 /// body in a triangle of 1 m size costs [`WEIGHT_M`]).
 const DETOUR_LEAST: f64 = WEIGHT_M;
-/// Detours: at most one request per body in this many ticks (5 s).
-const DETOUR_EVERY_TICKS: u64 = 100;
+
+/// `WorldConfig::detour_every_secs` in ticks (a bad number: never).
+fn detour_every_ticks(secs: f32) -> u64 {
+    if secs.is_finite() && secs >= 0.0 {
+        (secs / DT_SECS).round() as u64
+    } else {
+        u64::MAX
+    }
+}
 
 /// The triangle costs and their scratch.
 #[derive(Default)]
@@ -108,9 +115,9 @@ impl World {
     /// Detours: once a second (staggered over the ticks by slot), each body walking a path
     /// looks [`DETOUR_LOOK_M`] along it; if the triangles it would enter there cost
     /// [`DETOUR_LEAST`] or more, it asks for a new path to the same goal, at most once
-    /// every [`DETOUR_EVERY_TICKS`], and walks its old path until the new one comes (see
-    /// `World::finish_request`: a detour does not restart the give-up clock). None are
-    /// asked for while the path queue is behind.
+    /// every `WorldConfig::detour_every_secs`, and walks its old path until the new one
+    /// comes (see `World::finish_request`: a detour does not restart the give-up clock).
+    /// None are asked for while the path queue is behind.
     pub(super) fn reroute(&mut self) {
         if !self.config.congestion_routing {
             return;
@@ -120,6 +127,7 @@ impl World {
         };
         let tick = self.tick.0;
         let room = (self.bodies.len() / BEHIND_PER).max(BEHIND_LEAST);
+        let every = detour_every_ticks(self.config.detour_every_secs);
         for i in 0..self.bodies.slot_count() {
             if self.paths.len() > room {
                 break;
@@ -134,7 +142,7 @@ impl World {
                 || b.path_pending
                 || b.path.is_empty()
                 || b.direction.is_some()
-                || tick.saturating_sub(b.rerouted_tick) < DETOUR_EVERY_TICKS
+                || tick.saturating_sub(b.rerouted_tick) < every
             {
                 continue;
             }
@@ -149,7 +157,7 @@ impl World {
                 let seg = (to - from).length();
                 while along <= seg && left > 0.0 {
                     let p = from + (to - from) * (along / seg);
-                    if let Some(tri) = self.mesh.locate(to_point(p))
+                    if let Some(tri) = self.mesh.locate_near(last, to_point(p))
                         && last != Some(tri)
                     {
                         last = Some(tri);

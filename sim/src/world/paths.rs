@@ -121,6 +121,7 @@ impl World {
                     // (`WorldConfig::path_corner_graph`), is charged its visibility
                     // sweeps' cones, one unit each like a search node.
                     budget = budget.saturating_sub(query.stats().expanded);
+                    self.out.path_nodes += query.stats().expanded;
                     let search = Search { id, goal, queued };
                     self.paths.searching = Some(search);
                     search
@@ -130,6 +131,7 @@ impl World {
             let before = query.stats().expanded;
             let status = query.update_search(&self.mesh, budget);
             budget = budget.saturating_sub(query.stats().expanded - before);
+            self.out.path_nodes += query.stats().expanded - before;
             if status == SliceStatus::Done {
                 self.paths.searching = None;
                 longest = longest.max(tick.saturating_sub(search.queued));
