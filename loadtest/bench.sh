@@ -4,8 +4,10 @@
 # swarm's report (with the server's own tick figures) and writes it to target/bench/.
 #
 # Usage: loadtest/bench.sh [NPCS] [BOTS] [SECONDS]; SWARM_THREADS (default 2) sets the
-# swarm's threads; QUIC and METRICS (default 127.0.0.1:4433 and :9100) the server's addresses. The swarm's own CPU time is printed at the end: a swarm thread busy
-# for the whole run cannot keep up, and then the figures measure it, not the server.
+# swarm's threads; QUIC and METRICS (default 127.0.0.1:4433 and :9100) the server's
+# addresses. The swarm's CPU time, the server's per thread kind, the datagrams it sent and
+# its snapshot stride are printed at the end: a swarm thread busy for the whole run cannot
+# keep up, and then the figures measure it, not the server.
 # Targets: all bots connected, server tick p99 <= 25 ms, snapshot interval p99 <= 60 ms,
 # <= 16 kB/s per bot (loadtest/bench-slo.toml); the exit code says whether they were met.
 set -euo pipefail
@@ -43,6 +45,8 @@ time target/release/loadtest --threads "${SWARM_THREADS:-2}" --server "$QUIC" --
   --metrics "http://$METRICS/metrics" --report "$OUT/report.json" --slo loadtest/bench-slo.toml
 STATUS=$?
 set -e
+# What the server sent, and its snapshot stride at the end (1: every client every tick).
+curl -s "http://$METRICS/metrics" | grep -E '^mmo_(datagrams_out_total|snapshot_stride) ' || true
 # The server's own CPU time so far, per thread kind (world, snapshot workers, the QUIC
 # runtime), from /proc: where a core's worth of work per client goes.
 TICKS=$(getconf CLK_TCK)
