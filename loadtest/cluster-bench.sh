@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The cluster benchmark (docs/benchmarks.md, "Zones on NATS"): nats-server, two zones and one gateway on loopback; 2,000 NPCs and
-# 200 border bots for 60 s. KILL_AT=20 RESTART_AT=25 kills the east zone mid-run.
+# 200 border bots for 60 s. KILL_AT=20 RESTART_AT=25 kills the east zone mid-run;
+# SWARM_THREADS (default 2) sets the swarm's threads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}   # cargo build --release -p server -p loadtest first
@@ -62,10 +63,12 @@ start_router=$(router_cpu)
 # at nearby spawn points may land on each other until the repulsion parts them.
 overlapping() { for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_ticks_overlapping_total|zone_overlap_p99_max_ppm|ticks_total) "; done | awk '{s[$1]+=$2} END {print s["mmo_zone_ticks_overlapping_total"], s["mmo_ticks_total"]}'; }
 ( sleep 12; overlapping > $dir/settled ) &
-$BIN/loadtest --server 127.0.0.1:4433 --bots ${BOTS:-200} --ramp 5 --warmup 5 --duration ${DURATION:-60} \
+$BIN/loadtest --threads "${SWARM_THREADS:-2}" --server 127.0.0.1:4433 --bots ${BOTS:-200} --ramp 5 --warmup 5 --duration ${DURATION:-60} \
   --behaviour border --cluster $dir/cluster.toml --cert-fingerprint-file $dir/fp --report $dir/report.json || echo "loadtest exit $?"
 end_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
 end_router=$(router_cpu)
+# What the gateway sent, and the snapshots it did not send (and why).
+curl -s 127.0.0.1:9200/metrics | grep -E '^mmo_(datagrams_out_total|snapshots_dropped_total|snapshot_stride)' || true
 read -r o0 t0 < $dir/settled; read -r o1 t1 < <(overlapping)
 echo "ticks ending with an overlap once all bots were in: $((o1 - o0)) of $((t1 - t0)) (both zones)"
 echo "gateway cpu ticks: $((end_cpu - start_cpu)) (1/100 s), of which its router thread $((end_router - start_router))"

@@ -40,6 +40,27 @@ pub enum ClientError {
 /// A client QUIC endpoint on an ephemeral local port that accepts the server certificates
 /// `trust` allows.
 pub fn endpoint(server: SocketAddr, trust: Trust) -> Result<quinn::Endpoint, ClientError> {
+    bind_endpoint(server, trust, None)
+}
+
+/// [`endpoint`] whose socket asks the kernel for a receive buffer of
+/// `receive_buffer_bytes` (Linux grants at most `net.core.rmem_max`). One endpoint serving
+/// many connections, as a load-test swarm's does, receives every server tick's snapshots
+/// in one burst; with the default buffer (about 200 KB on Linux) the kernel drops what
+/// does not fit before the process can read it.
+pub fn endpoint_with_receive_buffer(
+    server: SocketAddr,
+    trust: Trust,
+    receive_buffer_bytes: usize,
+) -> Result<quinn::Endpoint, ClientError> {
+    bind_endpoint(server, trust, Some(receive_buffer_bytes))
+}
+
+fn bind_endpoint(
+    server: SocketAddr,
+    trust: Trust,
+    receive_buffer_bytes: Option<usize>,
+) -> Result<quinn::Endpoint, ClientError> {
     use std::net::{Ipv4Addr, Ipv6Addr};
     let local: SocketAddr = match (server.is_ipv6(), server.ip().is_loopback()) {
         (false, true) => (Ipv4Addr::LOCALHOST, 0).into(),
@@ -47,8 +68,19 @@ pub fn endpoint(server: SocketAddr, trust: Trust) -> Result<quinn::Endpoint, Cli
         (false, false) => (Ipv4Addr::UNSPECIFIED, 0).into(),
         (true, false) => (Ipv6Addr::UNSPECIFIED, 0).into(),
     };
-    let mut endpoint =
-        quinn::Endpoint::client(local).map_err(|err| ClientError::Connect(err.to_string()))?;
+    let connect = |err: std::io::Error| ClientError::Connect(err.to_string());
+    let socket = std::net::UdpSocket::bind(local).map_err(connect)?;
+    if let Some(bytes) = receive_buffer_bytes {
+        // Best effort: a smaller grant leaves a smaller buffer, not an error.
+        let _ = socket2::SockRef::from(&socket).set_recv_buffer_size(bytes);
+    }
+    let mut endpoint = quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        None,
+        socket,
+        std::sync::Arc::new(quinn::TokioRuntime),
+    )
+    .map_err(connect)?;
     let limits = TransportLimits {
         idle_timeout: Duration::from_secs(15),
         keep_alive: Duration::from_secs(4),

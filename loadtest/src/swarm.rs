@@ -114,6 +114,10 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Aggregate> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The receive buffer the swarm's socket asks for (Linux grants at most
+/// `net.core.rmem_max`): a thousand bots' snapshots of one server tick, with room to spare.
+const SWARM_RECEIVE_BUFFER_BYTES: usize = 8 * 1024 * 1024;
+
 /// Runs the swarm to its end and reports.
 pub async fn run(options: Options) -> Result<Report> {
     if options.behaviour == Behaviour::Border {
@@ -125,9 +129,14 @@ pub async fn run(options: Options) -> Result<Report> {
             Some(_) => {}
         }
     }
-    let endpoint = client::endpoint(options.server, options.trust)
-        .map_err(|err| anyhow::anyhow!("{err}"))
-        .context("cannot open the client endpoint")?;
+    // Every bot's snapshots arrive on this one socket, a server tick's in one burst.
+    let endpoint = client::endpoint_with_receive_buffer(
+        options.server,
+        options.trust,
+        SWARM_RECEIVE_BUFFER_BYTES,
+    )
+    .map_err(|err| anyhow::anyhow!("{err}"))
+    .context("cannot open the client endpoint")?;
     let scraped_start = match &options.metrics_url {
         Some(url) => Some(
             scrape(url)
