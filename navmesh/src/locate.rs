@@ -121,8 +121,8 @@ mod tests {
     use super::*;
     use crate::mesh::{BuildInfo, VertId};
 
-    #[test]
-    fn locates_inside_on_edges_and_off_mesh() {
+    /// A 2 m square cut along its diagonal from (0, 0) to (2, 2) into two triangles.
+    fn square() -> NavMesh {
         let v = vec![
             Point::new(0.0, 0.0),
             Point::new(2.0, 0.0),
@@ -133,7 +133,12 @@ mod tests {
             [VertId(0), VertId(1), VertId(2)],
             [VertId(0), VertId(2), VertId(3)],
         ];
-        let mesh = NavMesh::new(BuildInfo::default(), v, t).unwrap();
+        NavMesh::new(BuildInfo::default(), v, t).unwrap()
+    }
+
+    #[test]
+    fn locates_inside_on_edges_and_off_mesh() {
+        let mesh = square();
         let loc = TriangleLocator::new(&mesh);
         assert_eq!(loc.locate(&mesh, Point::new(1.5, 0.5)), Some(TriId(0)));
         assert_eq!(loc.locate(&mesh, Point::new(0.5, 1.5)), Some(TriId(1)));
@@ -147,17 +152,7 @@ mod tests {
 
     #[test]
     fn locating_near_a_hint_finds_what_locating_finds() {
-        let v = vec![
-            Point::new(0.0, 0.0),
-            Point::new(2.0, 0.0),
-            Point::new(2.0, 2.0),
-            Point::new(0.0, 2.0),
-        ];
-        let t = vec![
-            [VertId(0), VertId(1), VertId(2)],
-            [VertId(0), VertId(2), VertId(3)],
-        ];
-        let mesh = NavMesh::new(BuildInfo::default(), v, t).unwrap();
+        let mesh = square();
         let mut inside_hint = 0;
         // Points inside each triangle, on the shared diagonal, on corners and off the mesh,
         // with every hint: the right one, the wrong one, none and one past the mesh.

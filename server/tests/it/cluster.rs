@@ -23,7 +23,7 @@ use server::run::start_gateway;
 /// Players' ids have this bit set (gateways mint them); NPCs' ids do not.
 const PLAYER_BIT: u32 = 1 << 31;
 
-pub(crate) fn free_port() -> u16 {
+fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -74,11 +74,22 @@ pub(crate) fn two_zones(
     npcs: u32,
     store: Option<&str>,
 ) -> (PathBuf, [SocketAddr; 2]) {
+    cluster_file(dir, nats, npcs, store, 1)
+}
+
+/// [`two_zones`] with `gateways` gateways, named gw1, gw2, ...
+pub(crate) fn cluster_file(
+    dir: &Path,
+    nats: &str,
+    npcs: u32,
+    store: Option<&str>,
+    gateways: usize,
+) -> (PathBuf, [SocketAddr; 2]) {
     let metrics = [free_port(), free_port()].map(|p| SocketAddr::from(([127, 0, 0, 1], p)));
     let store = store
         .map(|s| format!("store = \"{s}\"\n"))
         .unwrap_or_default();
-    let text = format!(
+    let mut text = format!(
         r#"npcs = {npcs}
 nats = "{nats}"
 {store}
@@ -91,14 +102,14 @@ metrics_listen = "{}"
 name = "east"
 region = [128.0, 0.0, 256.0, 257.0]
 metrics_listen = "{}"
-
-[[gateways]]
-name = "gw1"
-listen = "127.0.0.1:0"
-metrics_listen = "127.0.0.1:0"
 "#,
         metrics[0], metrics[1]
     );
+    for k in 1..=gateways {
+        text.push_str(&format!(
+            "\n[[gateways]]\nname = \"gw{k}\"\nlisten = \"127.0.0.1:0\"\nmetrics_listen = \"127.0.0.1:0\"\n"
+        ));
+    }
     let path = dir.join("cluster.toml");
     std::fs::write(&path, text).unwrap();
     (path, metrics)

@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,46 +13,12 @@ use server::config::Config;
 use server::run::start_gateway;
 use tokio::sync::watch;
 
-use crate::cluster::{census, free_port, nats, scratch, wait_ticking, zone};
+use crate::cluster::{census, cluster_file, nats, scratch, wait_ticking, zone};
 
 /// Players on each gateway.
 const PLAYERS: usize = 5;
 /// Where everyone spawns (den520d, walkable around it), within the gateways' spread.
 const SPAWN: [f32; 2] = [128.0, 100.0];
-
-/// A two-zone, two-gateway cluster file; returns its path and the zones' metrics.
-fn cluster(dir: &Path, nats: &str) -> (PathBuf, [SocketAddr; 2]) {
-    let metrics = [free_port(), free_port()].map(|p| SocketAddr::from(([127, 0, 0, 1], p)));
-    let text = format!(
-        r#"npcs = 200
-nats = "{nats}"
-
-[[zones]]
-name = "west"
-region = [0.0, 0.0, 128.0, 257.0]
-metrics_listen = "{}"
-
-[[zones]]
-name = "east"
-region = [128.0, 0.0, 256.0, 257.0]
-metrics_listen = "{}"
-
-[[gateways]]
-name = "gw1"
-listen = "127.0.0.1:0"
-metrics_listen = "127.0.0.1:0"
-
-[[gateways]]
-name = "gw2"
-listen = "127.0.0.1:0"
-metrics_listen = "127.0.0.1:0"
-"#,
-        metrics[0], metrics[1]
-    );
-    let path = dir.join("cluster.toml");
-    std::fs::write(&path, text).unwrap();
-    (path, metrics)
-}
 
 /// What one player saw: its own id, and every player id and position in its views.
 #[derive(Debug, Default)]
@@ -111,7 +76,7 @@ async fn watch_world(
 async fn players_of_two_gateways_see_and_follow_each_other() {
     let (_nats, url) = nats();
     let dir = scratch("cluster-gateways");
-    let (file, metrics) = cluster(&dir, &url);
+    let (file, metrics) = cluster_file(&dir, &url, 200, None, 2);
     let _west = zone(&file, "west");
     let _east = zone(&file, "east");
     for m in metrics {
