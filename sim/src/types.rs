@@ -147,7 +147,8 @@ pub struct WorldConfig {
     /// Congestion-aware paths (`world/congestion.rs`): once a simulated second, the bodies
     /// that crawl are counted per mesh triangle, and new paths pay for the triangles they
     /// enter, so they go round jams where the map has another way; bodies whose path leads
-    /// into a jam ask for a detour. Off, paths are the shortest ones.
+    /// into a jam ask for a detour. Players' paths stay the shortest ones. Off, all paths
+    /// are the shortest ones.
     pub congestion_routing: bool,
     /// Congestion-aware paths: a body whose path leads into a jam asks for a detour at most
     /// once in this many seconds (it looks once a second, so values below 1 mean every

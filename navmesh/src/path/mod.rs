@@ -235,6 +235,9 @@ pub struct NavMeshQuery {
     corner_graph: bool,
     /// Extra cost per triangle entered, metres (see [`NavMeshQuery::set_triangle_costs`]).
     triangle_costs: Option<Arc<[f64]>>,
+    /// False to leave `triangle_costs` out of later searches (see
+    /// [`NavMeshQuery::use_triangle_costs`]).
+    costs_on: bool,
     /// The costs of the running search (`triangle_costs` when it began, if they fit).
     costs_in_use: Option<Arc<[f64]>>,
     /// The running search's lower bound on the costs still to pay.
@@ -270,6 +273,7 @@ impl Default for NavMeshQuery {
             corridor: Corridor::default(),
             corner_graph: true,
             triangle_costs: None,
+            costs_on: true,
             costs_in_use: None,
             cost_bound: costs::CostBound::default(),
         }
@@ -314,6 +318,14 @@ impl NavMeshQuery {
     /// a few thousand triangles. A search already running keeps the costs it began with.
     pub fn set_triangle_costs(&mut self, costs: Option<Arc<[f64]>>) {
         self.triangle_costs = costs.filter(|c| c.iter().all(|x| x.is_finite() && *x >= 0.0));
+    }
+
+    /// Whether later searches pay the costs set by [`NavMeshQuery::set_triangle_costs`]
+    /// (true by default). Off, they return the shortest paths while the costs stay set for
+    /// when it is turned on again: a crowd's queue serves searches of both kinds without
+    /// checking the costs anew each time.
+    pub fn use_triangle_costs(&mut self, on: bool) {
+        self.costs_on = on;
     }
 
     /// Counters of the last search.
@@ -433,7 +445,7 @@ impl NavMeshQuery {
         self.costs_in_use = self
             .triangle_costs
             .as_ref()
-            .filter(|c| c.len() == mesh.triangle_count())
+            .filter(|c| self.costs_on && c.len() == mesh.triangle_count())
             .cloned();
         if self.costs_in_use.is_none()
             && self.corner_graph

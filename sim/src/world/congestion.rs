@@ -12,7 +12,9 @@
 //! it), and the search (`NavMeshQuery::set_triangle_costs`) returns the way of least
 //! length plus costs. Paths are searched when a body gets a goal (or replans after
 //! circling), and bodies already on their way ask for a detour when their path leads
-//! into a jam within [`DETOUR_LOOK_M`] (see `World::reroute`).
+//! into a jam within [`DETOUR_LOOK_M`] (see `World::reroute`). Players' paths are the
+//! shortest ones, without costs or detours: a player chose where to go, and a way round
+//! a crowd hundreds of metres long is not what it asked for.
 //!
 //! The cost is steep (see [`WEIGHT_M`]): measured on den520d, the steeper, the fewer goals
 //! given up, up to a plateau (`docs/benchmarks.md`). The search stays exact and cheap
@@ -24,7 +26,7 @@ use std::sync::Arc;
 use navmesh::TriId;
 
 use super::{DT_SECS, World, to_point};
-use crate::types::CRAWL_RATIO;
+use crate::types::{CRAWL_RATIO, Kind};
 
 /// How often the costs are refreshed, ticks (one simulated second).
 const REFRESH_TICKS: u64 = 20;
@@ -139,6 +141,7 @@ impl World {
                 continue;
             };
             if b.goal.is_none()
+                || b.kind == Kind::Player
                 || b.path_pending
                 || b.path.is_empty()
                 || b.direction.is_some()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use navmesh::{NavMesh, NavMeshQuery, Point, SliceStatus};
 
 use super::{World, remaining_length, to_point, to_vec};
-use crate::types::{EntityId, Vec2};
+use crate::types::{EntityId, Kind, Vec2};
 
 /// The share of the corner margin a path keeps round a corner it turns right around.
 const RIGHT_TURN_MARGIN: f64 = 0.2;
@@ -109,6 +109,9 @@ impl World {
                     let radius = f64::from(b.ball.radius);
                     budget = budget.saturating_sub(8);
                     let query = &mut self.paths.query;
+                    // A player chose where to go: its path is the shortest, never a
+                    // detour round a crowd (`world/congestion.rs` routes the NPCs).
+                    query.use_triangle_costs(b.kind != Kind::Player);
                     if query
                         .begin_search(&self.mesh, start, to_point(goal), radius)
                         .is_err()

@@ -1,9 +1,10 @@
 //! Congestion-aware paths (`WorldConfig::congestion_routing`): a path asked for while a
 //! jam blocks the short way goes round it, and the walker gets through sooner than on
 //! the short way; a walker already on the short way when the jam forms takes a detour;
-//! with the rule off, both walk into the jam.
+//! with the rule off, both walk into the jam. A player walks its shortest path either
+//! way.
 
-use sim::{Brain, EntityId, Input, Vec2, World, WorldConfig};
+use sim::{Brain, EntityId, Input, Kind, Vec2, World, WorldConfig};
 
 use crate::{npc, polygon_mesh};
 
@@ -29,8 +30,13 @@ struct Walk {
 
 /// Jams the way below the wall with 60 bodies pressing toward one point in it, and sends
 /// a walker from (4, 7) to (36, 7), whose short way is below the wall: `after_ticks`
-/// later, or (0) together with the jam's bodies, before any of them crawls.
+/// later, or (0) together with the jam's bodies, before any of them crawls. The walker is
+/// an NPC (or, with [`walk_past_a_jam_as`], a body of another kind).
 fn walk_past_a_jam(routing: bool, after_ticks: u64) -> Walk {
+    walk_past_a_jam_as(routing, after_ticks, Kind::Npc)
+}
+
+fn walk_past_a_jam_as(routing: bool, after_ticks: u64, kind: Kind) -> Walk {
     let config = WorldConfig {
         congestion_routing: routing,
         ..WorldConfig::default()
@@ -47,7 +53,10 @@ fn walk_past_a_jam(routing: bool, after_ticks: u64) -> Walk {
         };
         spawns.push(npc(x, 1.0 + col as f32 * 0.9, 0.4, Brain::Idle));
     }
-    let walker_spawn = npc(4.0, 7.0, 0.4, Brain::Idle);
+    let mut walker_spawn = npc(4.0, 7.0, 0.4, Brain::Idle);
+    if let Input::Spawn { kind: k, .. } = &mut walker_spawn {
+        *k = kind;
+    }
     spawns.push(walker_spawn);
     let ids: Vec<EntityId> = world.step(&spawns).spawned;
     assert_eq!(ids.len(), 61);
@@ -135,4 +144,16 @@ fn a_walker_on_its_way_when_a_jam_forms_ahead_takes_a_detour() {
     // Off: it keeps the way below, into the jam, and is later or not through at all.
     assert!(off.highest_path < 21.0, "{off:?}");
     assert!(off.arrived.is_none_or(|t| t > on_arrived), "{off:?}");
+}
+
+#[test]
+fn a_player_walks_its_shortest_path_into_a_jam_with_routing_on() {
+    for after_ticks in [60, 0] {
+        let player = walk_past_a_jam_as(true, after_ticks, Kind::Player);
+        eprintln!("player, ordered after {after_ticks} ticks: {player:?}");
+        assert_eq!(player.overlapping_pairs, 0, "{player:?}");
+        assert_eq!(player.in_walls, 0, "{player:?}");
+        // Neither asked for nor given a way round: every path it had stays below the wall.
+        assert!(player.highest_path < 21.0, "{player:?}");
+    }
 }
