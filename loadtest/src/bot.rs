@@ -97,6 +97,11 @@ const RESEND_AFTER: Duration = Duration::from_millis(250);
 const SENT_KEPT: usize = 64;
 /// How long an ordered character may stand still before it counts as ignored.
 const STILL_LIMIT: Duration = Duration::from_secs(10);
+/// A border bot whose character has not come [`STALL_GAIN_M`] closer to its target in
+/// this long walks to another one, as a player held up in a crowd would.
+const STALL_AFTER: Duration = Duration::from_secs(4);
+/// See [`STALL_AFTER`], metres.
+const STALL_GAIN_M: f32 = 1.0;
 /// Bounds slack for positions: centimetre rounding.
 const BOUNDS_SLACK_M: f32 = 0.05;
 /// A border bot this close to its target has arrived and picks the next one (as does one
@@ -113,6 +118,20 @@ struct Order {
 /// One simulated player.
 pub struct Bot {
     behaviour: Behaviour,
+    number: u64,
+    /// Orders sent (resends not counted).
+    orders: u64,
+    /// Where the character was last seen.
+    last_seen: Option<(f32, f32)>,
+    /// How far it was seen to walk, metres (the sum of its steps between snapshots).
+    walked_m: f32,
+    /// A border bot's closest approach to its order's target, and when it last came
+    /// [`STALL_GAIN_M`] closer (see [`STALL_AFTER`]).
+    approach: Option<(f32, Instant)>,
+    /// Its character was held up: the next order goes to another target.
+    stalled: bool,
+    /// Orders given to another target because the character was held up.
+    pub retargets: u64,
     rng: Rng,
     welcome: Option<Welcome>,
     history: ViewHistory,
@@ -206,6 +225,13 @@ impl Bot {
         };
         Bot {
             behaviour,
+            number,
+            orders: 0,
+            last_seen: None,
+            walked_m: 0.0,
+            approach: None,
+            stalled: false,
+            retargets: 0,
             rng: Rng::new(number),
             welcome: None,
             history: ViewHistory::new(),
@@ -229,9 +255,66 @@ impl Bot {
         }
     }
 
+    /// Whether this bot knows the cluster's zones (and counts crossings).
+    pub fn has_borders(&self) -> bool {
+        self.borders.is_some()
+    }
+
     /// What this bot does (a mixed swarm's bot has its own).
     pub fn behaviour(&self) -> Behaviour {
         self.behaviour
+    }
+
+    /// Where this bot's character walked, for a report on the bot that crossed the fewest
+    /// borders: its name, where its character was last seen (and in which zone), the zone
+    /// it heads for, the orders it sent and the last one's target.
+    pub fn walk_summary(&self) -> String {
+        let zone_name = |zone: Option<usize>| {
+            zone.and_then(|z| self.borders.as_ref()?.zones().get(z))
+                .map_or("none", |z| z.name.as_str())
+                .to_owned()
+        };
+        let seen = self.last_seen.map_or("never seen".to_owned(), |(x, y)| {
+            // Bodies whose edge is within 0.2 m of the character's (radii as sent).
+            let crowd = self
+                .welcome
+                .as_ref()
+                .zip(self.view())
+                .map_or(0, |(welcome, view)| {
+                    let me = view.get(welcome.entity);
+                    view.entities()
+                        .iter()
+                        .filter(|e| {
+                            me.is_some_and(|me| {
+                                e.id != me.id
+                                    && distance(e.pos.to_metres(), (x, y))
+                                        <= f32::from(e.radius_cm + me.radius_cm) / 100.0 + 0.2
+                            })
+                        })
+                        .count()
+                });
+            format!(
+                "walked {:.0} m, last at ({x:.1}, {y:.1}) in {} beside {crowd} bodies",
+                self.walked_m,
+                zone_name(self.zone)
+            )
+        });
+        let order = self.order.as_ref().map_or("none".to_owned(), |order| {
+            format!(
+                "({:.1}, {:.1}){}",
+                order.target.0,
+                order.target.1,
+                if order.acked { "" } else { " not acknowledged" }
+            )
+        });
+        format!(
+            "{}: {seen}, heading for {}, {} orders ({} to another target when held up), \
+             the last to {order}",
+            Bot::name(self.number),
+            zone_name(self.heading),
+            self.orders,
+            self.retargets
+        )
     }
 
     /// The login name for bot `number`.
@@ -344,7 +427,18 @@ impl Bot {
         self.last_snapshot = Some(now);
         self.snapshots += 1;
         if let Some(position) = position {
+            if let Some(last) = self.last_seen {
+                self.walked_m += distance(last, position);
+            }
+            self.last_seen = Some(position);
             self.check_progress(position, now);
+            if self.behaviour == Behaviour::Border
+                && self.targets.is_some()
+                && self.held_up(position, now)
+            {
+                self.stalled = true;
+                self.next_order_at = Some(now);
+            }
             if self.behaviour == Behaviour::Border
                 && (self
                     .order
@@ -355,6 +449,21 @@ impl Bot {
                 self.next_order_at = Some(now);
             }
         }
+    }
+
+    /// Whether the character at `position` has not come [`STALL_GAIN_M`] closer to its
+    /// acknowledged order's target in [`STALL_AFTER`].
+    fn held_up(&mut self, position: (f32, f32), now: Instant) -> bool {
+        let Some(order) = self.order.as_ref().filter(|order| order.acked) else {
+            return false;
+        };
+        let left = distance(order.target, position);
+        match self.approach {
+            Some((closest, _)) if left > closest - STALL_GAIN_M => {}
+            _ => self.approach = Some((left, now)),
+        }
+        self.approach
+            .is_some_and(|(_, since)| now.saturating_duration_since(since) >= STALL_AFTER)
     }
 
     /// Whether a border bot walking to walkable targets stands in the zone it heads for,
@@ -409,6 +518,7 @@ impl Bot {
         let mut command = None;
         if self.next_order_at.is_some_and(|at| now >= at) {
             if let Some(target) = self.choose_target() {
+                self.orders += 1;
                 command = Some(Command::MoveTo {
                     x: target.0,
                     y: target.1,
@@ -437,6 +547,13 @@ impl Bot {
         self.seq += 1;
         self.next_input_at = Some(now + INPUT_EVERY);
         if let Some(Command::MoveTo { x, y }) = command {
+            if self
+                .order
+                .as_ref()
+                .is_none_or(|order| order.target != (x, y))
+            {
+                self.approach = None;
+            }
             self.order = Some(Order {
                 target: (x, y),
                 seq: self.seq,
@@ -503,7 +620,15 @@ impl Bot {
             (Behaviour::Border, _) => {
                 if let Some(targets) = &self.targets {
                     let borders = self.borders.as_ref()?;
+                    // Held up: a fresh target (of the same zone while the heading holds),
+                    // and a fresh measure of the approach.
+                    let stalled = std::mem::take(&mut self.stalled);
                     let last = self.order.as_ref().map(|order| order.target);
+                    let last = last.filter(|_| !stalled);
+                    if stalled {
+                        self.retargets += 1;
+                        self.approach = None;
+                    }
                     return targets.next(borders, &mut self.heading, here, last, &mut self.rng);
                 }
                 let depth_m = self.random(6_000, 12_001) as f32 / 1_000.0;
@@ -707,6 +832,49 @@ mod tests {
                 assert!(bot.next_wake().is_some_and(|wake| wake <= now));
             }
         }
+    }
+
+    #[test]
+    fn a_border_bot_held_up_walks_to_another_target() {
+        let rows = vec![".".repeat(100); 100].join("\n");
+        let map = format!("type octile\nheight 100\nwidth 100\nmap\n{rows}\n");
+        let mesh = navmesh_builder::load::build_source(
+            "open",
+            &map,
+            navmesh_builder::pipeline::SourceKind::Grid,
+        )
+        .unwrap()
+        .mesh;
+        let borders = halves();
+        let targets = Arc::new(BorderTargets::new(mesh, &borders, 2.0, 3));
+        let mut now = Instant::now();
+        let mut bot = Bot::with_borders(Behaviour::Border, 4, borders).with_targets(targets);
+        bot.on_welcome(welcome(), now);
+        bot.on_datagram(&full(1, 0, vec![me_at(45.0, 50.0)]), now);
+        let first = next_order(&mut bot, &mut now);
+        assert!(first.0 > 50.0, "{first:?}");
+        // Acknowledged; the character gets 0.2 m closer every second, so it has not come
+        // the 1 m that counts as progress when 4 s have passed: it is held up.
+        let mut tick = 2;
+        let mut here = (45.0, 50.0);
+        let start = now;
+        while now.duration_since(start) < STALL_AFTER + Duration::from_millis(100) {
+            now += Duration::from_millis(100);
+            here.0 += 0.02;
+            bot.on_datagram(&full(tick, bot.seq, vec![me_at(here.0, here.1)]), now);
+            tick += 1;
+            if bot.stalled {
+                break;
+            }
+        }
+        assert!(bot.stalled, "not held up");
+        assert!(now.duration_since(start) >= STALL_AFTER, "held up early");
+        assert!(bot.next_order_at.is_some_and(|at| at <= now));
+        let second = next_order(&mut bot, &mut now);
+        assert_eq!(bot.retargets, 1);
+        assert_ne!(second, first);
+        // Still heading east: a fresh point past the border on the same side.
+        assert!(second.0 > 50.0, "{second:?}");
     }
 
     #[test]

@@ -112,6 +112,10 @@ pub struct Report {
     /// Most crossings one bot saw.
     #[serde(default)]
     pub crossings_per_bot_max: u64,
+    /// Where the bot with the fewest crossings walked ([`Bot::walk_summary`]); `None`
+    /// without the cluster's zones.
+    #[serde(default)]
+    pub fewest_crossings_bot: Option<String>,
     /// The longest time any bot went without its own character in its snapshots, from the
     /// first applied snapshot without it to the next with it (or the bot's end), ms.
     #[serde(default)]
@@ -195,6 +199,9 @@ impl Report {
             "  border crossings    {} (per bot {} to {})",
             self.crossings, self.crossings_per_bot_min, self.crossings_per_bot_max
         );
+        if let Some(bot) = &self.fewest_crossings_bot {
+            let _ = writeln!(out, "  fewest crossings    {bot}");
+        }
         let _ = writeln!(
             out,
             "  own character gone  {} times, longest {:.0} ms",
@@ -263,6 +270,8 @@ pub struct Aggregate {
     pub crossings_per_bot_min: Option<u64>,
     /// Most crossings of one ended bot.
     pub crossings_per_bot_max: u64,
+    /// [`Bot::walk_summary`] of the ended bot with the fewest crossings.
+    pub fewest_crossings_bot: Option<String>,
     /// Longest spell of one ended bot without its own character.
     pub own_missing_max: Duration,
     /// Spells without their own character of every ended bot.
@@ -295,6 +304,7 @@ impl Default for Aggregate {
             crossings: 0,
             crossings_per_bot_min: None,
             crossings_per_bot_max: 0,
+            fewest_crossings_bot: None,
             own_missing_max: Duration::ZERO,
             own_missing_episodes: 0,
         }
@@ -305,6 +315,13 @@ impl Aggregate {
     /// Adds the totals of a bot whose session has ended (`now`: its end).
     pub fn add_bot_totals(&mut self, bot: &Bot, now: Instant) {
         self.crossings += bot.crossings;
+        if bot.has_borders()
+            && self
+                .crossings_per_bot_min
+                .is_none_or(|min| bot.crossings < min)
+        {
+            self.fewest_crossings_bot = Some(bot.walk_summary());
+        }
         self.crossings_per_bot_min = Some(
             self.crossings_per_bot_min
                 .map_or(bot.crossings, |min| min.min(bot.crossings)),
@@ -332,12 +349,29 @@ mod tests {
     fn bot_totals_give_the_crossing_range_and_the_longest_spell() {
         let now = Instant::now();
         let mut agg = Aggregate::default();
-        let mut busy = Bot::new(Behaviour::Idle, 1);
+        let zone = |name: &str, x0: f32, x1: f32| crate::borders::Zone {
+            name: name.to_owned(),
+            min: (x0, 0.0),
+            max: (x1, 10.0),
+        };
+        let borders = std::sync::Arc::new(
+            crate::borders::Borders::from_zones(vec![
+                zone("west", 0.0, 5.0),
+                zone("east", 5.0, 10.0),
+            ])
+            .unwrap(),
+        );
+        let mut busy = Bot::with_borders(Behaviour::Border, 1, borders.clone());
         busy.crossings = 7;
-        let mut still = Bot::new(Behaviour::Idle, 2);
+        let mut still = Bot::with_borders(Behaviour::Border, 2, borders);
         still.crossings = 2;
         agg.add_bot_totals(&busy, now);
         agg.add_bot_totals(&still, now);
+        let fewest = agg.fewest_crossings_bot.as_deref().unwrap();
+        assert!(
+            fewest.starts_with("bot-2: never seen, heading for none, 0 orders (0 to another"),
+            "{fewest}"
+        );
         assert_eq!(agg.crossings, 9);
         assert_eq!(agg.crossings_per_bot_min, Some(2));
         assert_eq!(agg.crossings_per_bot_max, 7);
@@ -346,6 +380,7 @@ mod tests {
         let old = serde_json::to_value(Report::default()).unwrap();
         let mut old = old.as_object().unwrap().clone();
         old.remove("crossings");
+        old.remove("fewest_crossings_bot");
         old.remove("own_missing_max_ms");
         let report: Report = serde_json::from_value(old.into()).unwrap();
         assert_eq!(report, Report::default());

@@ -243,6 +243,7 @@ pub async fn run(options: Options) -> Result<Report> {
         crossings: agg.crossings,
         crossings_per_bot_min: agg.crossings_per_bot_min.unwrap_or(0),
         crossings_per_bot_max: agg.crossings_per_bot_max,
+        fewest_crossings_bot: agg.fewest_crossings_bot.clone(),
         own_missing_max_ms: agg.own_missing_max.as_secs_f64() * 1_000.0,
         own_missing_episodes: agg.own_missing_episodes,
     })

@@ -14,8 +14,10 @@
 //! A bot heads for one zone at a time ([`BorderTargets::next`]): it keeps ordering its
 //! character to points of that zone until the character stands in it past the margin,
 //! then turns for the zone across its nearest border (until then, it orders the same
-//! point again). It turns on arriving at its point or on reaching the depth where the
-//! targets begin ([`BorderTargets::crossed`]), whichever comes first. Of the zone's points on the
+//! point again), or a fresh point of the same zone when its character is held up (the
+//! bot's own rule, `bot.rs`). It turns on arriving at its point or on reaching the depth
+//! where the targets begin ([`BorderTargets::crossed`]), whichever comes first. Of the
+//! zone's points on the
 //! character's island (reachable at all), the [`NEAREST`] closest and [`SPREAD_PICKS`]
 //! drawn within [`SPREAD_M`] are measured by path on the mesh, and one whose path is no
 //! more than [`DETOUR_M`] longer than the straight line is taken at random (the shortest
@@ -43,8 +45,10 @@ pub const BODY_RADIUS_M: f64 = 0.4;
 pub const NEAREST: usize = 4;
 /// And this many drawn at random within [`SPREAD_M`].
 pub const SPREAD_PICKS: usize = 10;
-/// How far from the character the random ones may be, metres.
-pub const SPREAD_M: f32 = 30.0;
+/// How far from the character the random ones may be, metres: near enough that a bot
+/// crosses rather than walks along the border (30 m let some bots walk 40 m in 30 s
+/// without crossing once).
+pub const SPREAD_M: f32 = 10.0;
 /// A target whose path is at most this much longer than the straight line is direct,
 /// metres; one of the direct ones is taken at random (the shortest when none is).
 pub const DETOUR_M: f64 = 3.0;
