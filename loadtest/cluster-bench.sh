@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cluster benchmark (docs/benchmarks.md, "Zones on NATS"): nats-server, two zones and one gateway on loopback; 2,000 NPCs and
 # 200 border bots for 60 s. KILL_AT=20 RESTART_AT=25 kills the east zone mid-run;
-# SWARM_THREADS (default 2) sets the swarm's threads.
+# SWARM_THREADS (default 2) sets the swarm's threads; SPAWN and SPAWN_SPREAD where players appear.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}   # cargo build --release -p server -p loadtest first
@@ -39,8 +39,10 @@ name = "gw1"
 listen = "127.0.0.1:4433"
 metrics_listen = "127.0.0.1:9200"
 TOML
-# Players appear within 25 m of the border's middle, on both sides.
-printf 'spawn_point = [128.0, 128.0]\nspawn_spread_m = 25.0\n' > $dir/gw.toml
+# Players appear within SPAWN_SPREAD (default 45) m of SPAWN (default 128,130), on both
+# sides of the border: the disc holds its two open stretches (y 84-111 and 148-176), so
+# the 200 bots cross in two places instead of packing one.
+printf 'spawn_point = [%s]\nspawn_spread_m = %s\n' "${SPAWN:-128.0, 130.0}" "${SPAWN_SPREAD:-45.0}" > $dir/gw.toml
 $BIN/server zone --cluster $dir/cluster.toml --zone west >$dir/west.log 2>&1 & west=$!
 $BIN/server zone --cluster $dir/cluster.toml --zone east >$dir/east.log 2>&1 & east=$!
 $BIN/server gateway --cluster $dir/cluster.toml --config $dir/gw.toml --max-clients-per-ip 1000 --fingerprint-file $dir/fp >$dir/gw.log 2>&1 & gw=$!
