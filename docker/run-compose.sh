@@ -18,6 +18,13 @@
 # The compose files' variables (BOTS, DURATION, RAMP, WARMUP, NPCS, METRICS_PORT, ...)
 # pass through the environment, e.g. a short run:
 #   BOTS=50 DURATION=15 RAMP=5 WARMUP=5 docker/run-compose.sh
+#
+# A zone killed mid-run (with --cluster): KILL_ZONE=zone-east KILL_AT=20 RESTART_AT=25
+# starts everything detached, sends the zone's container SIGKILL KILL_AT seconds after
+# the swarm started, starts it again at RESTART_AT (the operator's part: nothing in the
+# compose file restarts a zone), and exits with the swarm's code. Pair it with
+# SLO_FILE=./docker/cluster-kill-slo.toml (characters of the killed zone are missing from
+# their snapshots while it is down, which the ordinary SLO counts as violations).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,7 +75,25 @@ fi
 # From here on, whatever happens, the project's containers and its volumes go away.
 trap '"${compose[@]}" down -v --remove-orphans >/dev/null 2>&1 || true' EXIT
 status=0
-"${compose[@]}" up --no-build --exit-code-from swarm "$@" || status=$?
+if [[ -n ${KILL_ZONE:-} ]]; then
+  kill_at=${KILL_AT:?KILL_ZONE needs KILL_AT (seconds into the swarm run)}
+  restart_at=${RESTART_AT:?KILL_ZONE needs RESTART_AT (seconds into the swarm run)}
+  ((restart_at > kill_at)) || { echo "RESTART_AT must be after KILL_AT" >&2; exit 1; }
+  "${compose[@]}" up --no-build -d "$@"
+  swarm=$("${compose[@]}" ps -q swarm)
+  zone=$("${compose[@]}" ps -q "$KILL_ZONE")
+  [[ -n $swarm && -n $zone ]] || { echo "no running swarm or $KILL_ZONE container" >&2; exit 1; }
+  sleep "$kill_at"
+  docker kill --signal KILL "$zone" >/dev/null
+  echo "$KILL_ZONE killed (SIGKILL) ${kill_at} s into the swarm's run" >&2
+  sleep $((restart_at - kill_at))
+  "${compose[@]}" start "$KILL_ZONE"
+  echo "$KILL_ZONE started again ${restart_at} s into the swarm's run" >&2
+  status=$(docker wait "$swarm")
+  docker logs "$swarm" 2>&1 | grep -v '^t=' || true
+else
+  "${compose[@]}" up --no-build --exit-code-from swarm "$@" || status=$?
+fi
 if ((status != 0)); then
   # When a service never became healthy, `up` showed none of its output: show its end.
   echo "--- the last log lines of every service" >&2
