@@ -239,13 +239,16 @@ impl ZoneWorld {
             return;
         }
         let clear = 2.0 * RADIUS_M + 0.1;
-        let taken: Vec<Vec2> = self
+        // The neighbours' bodies at the region's edge, and this zone's own: players who
+        // joined while the NPCs waited, bodies handed over to it, and this tick's spawns.
+        let mut taken: Vec<Vec2> = self
             .frames
             .values()
             .flat_map(|(frame, _)| frame.bodies.iter())
             .filter(|b| self.spec.distance(b.pos[0], b.pos[1]) <= clear)
             .map(|b| Vec2::new(b.pos[0], b.pos[1]))
             .collect();
+        taken.extend(self.occupied());
         let mut skipped = 0;
         for pos in std::mem::take(&mut self.npcs_to_place) {
             if taken.iter().any(|t| (*t - pos).length() < clear) {
@@ -262,6 +265,17 @@ impl ZoneWorld {
             self.spawning.push(Spawning::Npc);
         }
         info!(zone = %self.spec.name, skipped, "NPCs spawned");
+    }
+
+    /// Where bodies stand, or will once this tick's inputs are stepped: the world's bodies
+    /// and ghosts, and the bodies the queued inputs spawn or take over.
+    fn occupied(&self) -> impl Iterator<Item = Vec2> + '_ {
+        let queued = self.inputs.iter().filter_map(|input| match input {
+            Input::Spawn { pos, .. } | Input::SpawnGhost { pos, .. } => Some(*pos),
+            Input::Adopt(carried) => Some(carried.pos),
+            _ => None,
+        });
+        self.world.bodies().map(|b| b.pos).chain(queued)
     }
 
     /// Takes one message from the bus.
@@ -708,3 +722,6 @@ impl ZoneWorld {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

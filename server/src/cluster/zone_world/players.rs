@@ -75,17 +75,10 @@ impl ZoneWorld {
     /// ticks end with overlaps until the repulsion parts them.
     fn free_spot(&self, wanted: Vec2) -> Vec2 {
         let clear = 2.0 * RADIUS_M + SPAWN_GAP_M;
-        let mut taken: Vec<Vec2> = self
-            .world
-            .bodies()
-            .map(|b| b.pos)
+        let taken: Vec<Vec2> = self
+            .occupied()
             .filter(|p| (*p - wanted).length() < SPAWN_SEARCH_M + clear)
             .collect();
-        taken.extend(self.inputs.iter().filter_map(|input| match input {
-            Input::Spawn { pos, .. } | Input::SpawnGhost { pos, .. } => Some(*pos),
-            Input::Adopt(carried) => Some(carried.pos),
-            _ => None,
-        }));
         let free = |p: Vec2| taken.iter().all(|t| (*t - p).length() >= clear);
         if free(wanted) {
             return wanted;
