@@ -141,6 +141,9 @@ pub(crate) struct ZoneWorld {
     next_npc: u32,
     /// Where this zone's NPCs will spawn, once its neighbours have been heard from.
     npcs_to_place: Vec<Vec2>,
+    /// Joins asked before every neighbour was heard from (see [`ZoneWorld::heard_from_neighbours`]),
+    /// with their reply subjects.
+    deferred_joins: Vec<(JoinRequest, Option<String>)>,
     saver: Option<Saver>,
     ticks: u64,
 }
@@ -190,6 +193,7 @@ impl ZoneWorld {
             answers: Vec::new(),
             next_npc: 0,
             npcs_to_place: Vec::new(),
+            deferred_joins: Vec::new(),
             saver,
             ticks: 0,
             file,
@@ -234,8 +238,7 @@ impl ZoneWorld {
         if self.npcs_to_place.is_empty() {
             return;
         }
-        let neighbours = self.file.neighbours(&self.spec).len();
-        if self.frames.len() < neighbours && self.ticks < NPC_SPAWN_WAIT_TICKS {
+        if !self.heard_from_neighbours() {
             return;
         }
         let clear = 2.0 * RADIUS_M + 0.1;
@@ -265,6 +268,15 @@ impl ZoneWorld {
             self.spawning.push(Spawning::Npc);
         }
         info!(zone = %self.spec.name, skipped, "NPCs spawned");
+    }
+
+    /// Whether this zone has a frame of every neighbour (or has waited
+    /// [`NPC_SPAWN_WAIT_TICKS`] for them): until then its world lacks the ghosts of the
+    /// neighbours' bodies at its edge, and new bodies (NPCs, joining characters) wait, or
+    /// they could land on them.
+    fn heard_from_neighbours(&self) -> bool {
+        self.frames.len() >= self.file.neighbours(&self.spec).len()
+            || self.ticks >= NPC_SPAWN_WAIT_TICKS
     }
 
     /// Where bodies stand, or will once this tick's inputs are stepped: the world's bodies
@@ -389,6 +401,11 @@ impl ZoneWorld {
         self.ticks += 1;
         self.sync_ghosts();
         self.place_npcs();
+        if self.heard_from_neighbours() {
+            for (request, reply) in std::mem::take(&mut self.deferred_joins) {
+                self.join(request, reply);
+            }
+        }
         for (id, local, pos, epoch) in std::mem::take(&mut self.leaving) {
             // The source keeps a body it handed over only as a ghost.
             self.inputs.push(Input::Despawn(local));

@@ -31,6 +31,14 @@ impl ZoneWorld {
             }
             return;
         }
+        if !self.heard_from_neighbours() {
+            // Placed once the neighbours' bodies at the edge are here as ghosts (a zone
+            // started again, whose players the gateways ask for at once). Asked again
+            // meanwhile: the newer reply subject is answered.
+            self.deferred_joins.retain(|(r, _)| r.id != request.id);
+            self.deferred_joins.push((request, reply));
+            return;
+        }
         let [x, y] = request.at;
         let pos = if x.is_finite() && y.is_finite() {
             let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
@@ -105,6 +113,7 @@ impl ZoneWorld {
     }
 
     pub(super) fn leave(&mut self, id: NetId) {
+        self.deferred_joins.retain(|(r, _)| r.id != id);
         if let Some(mut real) = self.reals.remove(&id) {
             if let (Some(saver), Some(player), Some(body)) = (
                 self.saver.as_mut(),

@@ -2,15 +2,15 @@ use std::sync::Arc;
 
 use navmesh_builder::load::build_source;
 use navmesh_builder::pipeline::SourceKind;
-use protocol::NetId;
-use protocol::bus::JoinRequest;
+use protocol::bus::{Custody, FrameBody, JoinRequest, ZoneFrame};
+use protocol::{EntityKind, Motion, NetId};
 use sim::{Kind, Vec2};
 
-use super::{NPC_SPAWN_WAIT_TICKS, PLAYER_BIT, ZoneWorld};
+use super::{NPC_SPAWN_WAIT_TICKS, PLAYER_BIT, ZoneIn, ZoneWorld};
 use crate::cluster::ClusterFile;
 
 /// Zone `west` of an open 40 m by 20 m map split at x = 20, its east neighbour silent (as
-/// one not started yet, or killed).
+/// one not started yet, or killed) until a test feeds it a frame.
 fn west() -> ZoneWorld {
     let rows = vec![".".repeat(40); 20].join("\n");
     let map = format!("type octile\nheight 20\nwidth 40\nmap\n{rows}\n");
@@ -24,13 +24,8 @@ fn west() -> ZoneWorld {
     ZoneWorld::new(Arc::new(mesh), Arc::new(file), 0, 1, None)
 }
 
-#[test]
-fn npcs_placed_late_keep_off_the_players_who_joined_while_they_waited() {
-    let mut zone = west();
-    // Two spawn points; a player joins on the first before the NPCs are placed (they wait
-    // for the silent neighbour).
-    zone.npcs_to_place = vec![Vec2::new(10.0, 10.0), Vec2::new(5.0, 5.0)];
-    zone.join(
+fn join_at(at: [f32; 2]) -> ZoneIn {
+    ZoneIn::Join(
         JoinRequest {
             gateway: "gw1".to_owned(),
             id: NetId {
@@ -38,26 +33,78 @@ fn npcs_placed_late_keep_off_the_players_who_joined_while_they_waited() {
                 generation: 1,
             },
             account: "ann".to_owned(),
-            at: [10.0, 10.0],
+            at,
         },
         None,
-    );
+    )
+}
+
+/// East's frame with one NPC of its standing at `pos`.
+fn east_frame(tick: u64, pos: [f32; 2]) -> ZoneIn {
+    ZoneIn::Frame(Box::new(ZoneFrame {
+        zone: "east".to_owned(),
+        incarnation: 9,
+        tick,
+        bodies: vec![FrameBody {
+            id: NetId {
+                index: (2 << 24) | 5,
+                generation: 9,
+            },
+            epoch: 1,
+            custody: Custody::Real,
+            kind: EntityKind::Npc,
+            pos,
+            radius_m: 0.4,
+            speed_mps: 1.5,
+            motion: Motion::Idle,
+        }],
+        applied: Vec::new(),
+    }))
+}
+
+fn bodies(zone: &ZoneWorld) -> Vec<(Kind, Vec2)> {
+    zone.world.bodies().map(|b| (b.kind, b.pos)).collect()
+}
+
+#[test]
+fn a_join_and_an_npc_spawn_point_in_one_place_do_not_land_on_each_other() {
+    let mut zone = west();
+    // A player asks to join on a spawn point of the NPCs while both wait for the silent
+    // neighbour.
+    zone.npcs_to_place = vec![Vec2::new(10.0, 10.0), Vec2::new(5.0, 5.0)];
+    zone.handle(join_at([10.0, 10.0]));
     for tick in 0..NPC_SPAWN_WAIT_TICKS + 2 {
         let (out, _) = zone.tick();
         assert_eq!(out.overlapping_pairs, 0, "tick {tick}");
     }
-    let bodies: Vec<(Kind, Vec2)> = zone.world.bodies().map(|b| (b.kind, b.pos)).collect();
-    let player = bodies.iter().find(|b| b.0 == Kind::Player).unwrap().1;
+    let all = bodies(&zone);
+    assert_eq!(all.len(), 3, "{all:?}");
+    for (i, a) in all.iter().enumerate() {
+        for b in &all[i + 1..] {
+            assert!((a.1 - b.1).length() >= 0.8, "{all:?}");
+        }
+    }
+}
+
+#[test]
+fn a_join_waits_for_the_neighbours_frame_and_keeps_off_its_bodies() {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    zone.tick();
+    // A zone just started: a character is asked for (where east's NPC stands, inside
+    // west's region: it walked in while west was down) before east's first frame is in.
+    zone.handle(join_at([19.0, 10.0]));
+    zone.tick();
     assert!(
-        (player - Vec2::new(10.0, 10.0)).length() < 0.5,
-        "{bodies:?}"
+        bodies(&zone).is_empty(),
+        "joined before the neighbour was heard from"
     );
-    // The NPC whose point the player stands on is not spawned; the other one is.
-    let npcs: Vec<Vec2> = bodies
-        .iter()
-        .filter(|b| b.0 == Kind::Npc)
-        .map(|b| b.1)
-        .collect();
-    assert_eq!(npcs.len(), 1, "{bodies:?}");
-    assert!((npcs[0] - Vec2::new(5.0, 5.0)).length() < 1.0, "{bodies:?}");
+    for tick in 3..30 {
+        zone.handle(east_frame(tick, [19.0, 10.0]));
+        let (out, _) = zone.tick();
+        assert_eq!(out.overlapping_pairs, 0, "tick {tick}: {:?}", bodies(&zone));
+    }
+    let all = bodies(&zone);
+    let player = all.iter().find(|b| b.0 == Kind::Player).expect("joined").1;
+    assert!((player - Vec2::new(19.0, 10.0)).length() >= 0.8, "{all:?}");
 }
