@@ -141,8 +141,8 @@ pub(crate) struct ZoneWorld {
     next_npc: u32,
     /// Where this zone's NPCs will spawn, once its neighbours have been heard from.
     npcs_to_place: Vec<Vec2>,
-    /// Joins asked before every neighbour was heard from (see [`ZoneWorld::heard_from_neighbours`]),
-    /// with their reply subjects.
+    /// Joins to place at the next tick once every neighbour has been heard from (see
+    /// [`ZoneWorld::join`]), with their reply subjects.
     deferred_joins: Vec<(JoinRequest, Option<String>)>,
     saver: Option<Saver>,
     ticks: u64,
@@ -280,10 +280,12 @@ impl ZoneWorld {
     }
 
     /// Where bodies stand, or will once this tick's inputs are stepped: the world's bodies
-    /// and ghosts, and the bodies the queued inputs spawn or take over.
+    /// and ghosts, and the bodies the queued inputs spawn, take over or move a ghost to.
     fn occupied(&self) -> impl Iterator<Item = Vec2> + '_ {
         let queued = self.inputs.iter().filter_map(|input| match input {
-            Input::Spawn { pos, .. } | Input::SpawnGhost { pos, .. } => Some(*pos),
+            Input::Spawn { pos, .. }
+            | Input::SpawnGhost { pos, .. }
+            | Input::PlaceGhost(_, pos) => Some(*pos),
             Input::Adopt(carried) => Some(carried.pos),
             _ => None,
         });
@@ -387,6 +389,23 @@ impl ZoneWorld {
                     "handoff not taken; the body stays here"
                 );
                 let flight = self.in_flight.remove(&id)?;
+                // Refused before the next tick (a neighbour that just went down answers
+                // "no responders" at once): the body has not been turned into a ghost
+                // yet, so it is simply real again. Taking it back as a new body would
+                // leave it standing on its own ghost for a tick, and it would be offered
+                // and refused again every other tick.
+                if let Some(k) = self.leaving.iter().position(|l| l.0 == id) {
+                    let (_, local, _, _) = self.leaving.remove(k);
+                    self.reals.insert(
+                        id,
+                        Real {
+                            local,
+                            epoch: flight.epoch + 1,
+                            player: flight.player,
+                        },
+                    );
+                    return Some(Settled::Failed);
+                }
                 self.inputs.push(Input::Adopt(Box::new(flight.carried)));
                 self.spawning
                     .push(Spawning::TakeBack(id, flight.epoch + 1, flight.player));
@@ -403,7 +422,7 @@ impl ZoneWorld {
         self.place_npcs();
         if self.heard_from_neighbours() {
             for (request, reply) in std::mem::take(&mut self.deferred_joins) {
-                self.join(request, reply);
+                self.place_join(request, reply);
             }
         }
         for (id, local, pos, epoch) in std::mem::take(&mut self.leaving) {

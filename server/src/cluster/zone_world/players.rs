@@ -31,14 +31,18 @@ impl ZoneWorld {
             }
             return;
         }
-        if !self.heard_from_neighbours() {
-            // Placed once the neighbours' bodies at the edge are here as ghosts (a zone
-            // started again, whose players the gateways ask for at once). Asked again
-            // meanwhile: the newer reply subject is answered.
-            self.deferred_joins.retain(|(r, _)| r.id != request.id);
-            self.deferred_joins.push((request, reply));
-            return;
-        }
+        // Placed at the next tick, after its ghosts are synced from the neighbours'
+        // newest frames, and only once every neighbour has been heard from: a zone
+        // started again, whose players the gateways ask for at once, would otherwise put
+        // them on the neighbours' bodies at its edge. Asked again meanwhile: the newer
+        // reply subject is answered.
+        self.deferred_joins.retain(|(r, _)| r.id != request.id);
+        self.deferred_joins.push((request, reply));
+    }
+
+    /// Puts a joining character on a free spot near where it asked to appear (see
+    /// [`ZoneWorld::join`]; the tick calls this after syncing the ghosts).
+    pub(super) fn place_join(&mut self, request: JoinRequest, reply: Option<String>) {
         let [x, y] = request.at;
         let pos = if x.is_finite() && y.is_finite() {
             let wanted = navmesh::Point::new(f64::from(x), f64::from(y));

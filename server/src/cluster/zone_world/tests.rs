@@ -108,3 +108,62 @@ fn a_join_waits_for_the_neighbours_frame_and_keeps_off_its_bodies() {
     let player = all.iter().find(|b| b.0 == Kind::Player).expect("joined").1;
     assert!((player - Vec2::new(19.0, 10.0)).length() >= 0.8, "{all:?}");
 }
+
+#[test]
+fn a_join_asked_after_a_new_frame_keeps_off_the_bodies_of_that_frame() {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    zone.handle(east_frame(1, [30.0, 5.0]));
+    zone.tick();
+    // East's next frame has a body where the character asks to appear; the join comes
+    // in before the tick that turns that frame into ghosts.
+    zone.handle(east_frame(2, [19.0, 10.0]));
+    zone.handle(join_at([19.0, 10.0]));
+    for tick in 3..10 {
+        let (out, _) = zone.tick();
+        assert_eq!(out.overlapping_pairs, 0, "tick {tick}: {:?}", bodies(&zone));
+        zone.handle(east_frame(tick, [19.0, 10.0]));
+    }
+    let all = bodies(&zone);
+    let player = all.iter().find(|b| b.0 == Kind::Player).expect("joined").1;
+    assert!((player - Vec2::new(19.0, 10.0)).length() >= 0.8, "{all:?}");
+}
+
+#[test]
+fn a_handoff_refused_before_the_next_tick_leaves_one_body_and_no_ghost_of_it() {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    // East is up (its frame is in, its one NPC far off), and a character stands 3 m
+    // inside east's region: more than the 2 m margin out of west's.
+    zone.handle(east_frame(1, [35.0, 15.0]));
+    zone.handle(join_at([23.0, 10.0]));
+    zone.tick();
+    // Joined and offered to east in that tick; east answers "no" before the next one.
+    let (&id, flight) = zone.in_flight.iter().next().expect("offered");
+    let epoch = flight.epoch;
+    zone.handle(ZoneIn::HandoffAnswer {
+        id,
+        epoch,
+        ack: None,
+    });
+    zone.handle(east_frame(2, [35.0, 15.0]));
+    let (out, _) = zone.tick();
+    assert_eq!(out.overlapping_pairs, 0, "{:?}", bodies(&zone));
+    let players: Vec<Vec2> = bodies(&zone)
+        .iter()
+        .filter(|b| b.0 == Kind::Player)
+        .map(|b| b.1)
+        .collect();
+    assert_eq!(players.len(), 1, "{:?}", bodies(&zone));
+    // Real here again with an epoch newer than the one offered (and, still past the
+    // margin, offered anew at the tick's end); no ghost of it here.
+    let claim = zone.reals.get(&id).map(|r| r.epoch);
+    let offered = zone.in_flight.get(&id).map(|f| f.epoch - 1);
+    assert!(
+        claim.or(offered).is_some_and(|e| e > epoch),
+        "{claim:?} {offered:?}"
+    );
+    assert!(!zone.ghosts.contains_key(&id));
+    // Only east's NPC is a ghost here: the character and that one make two bodies.
+    assert_eq!(bodies(&zone).len(), 2, "{:?}", bodies(&zone));
+}
