@@ -420,7 +420,7 @@ impl ZoneWorld {
         self.ticks += 1;
         self.sync_ghosts();
         self.place_npcs();
-        if self.heard_from_neighbours() {
+        if !self.deferred_joins.is_empty() && self.heard_from_neighbours() {
             for (request, reply) in std::mem::take(&mut self.deferred_joins) {
                 self.place_join(request, reply);
             }
