@@ -6,7 +6,10 @@
 # until the swarm exits, and always removes the containers, network and volumes again.
 # Its exit code is the swarm's: 0 when the run met its SLO file, 2 when it missed it, 1
 # when the swarm could not run; a failed build or a service that never became healthy
-# exits non-zero too.
+# exits non-zero too. With --cluster, the census service (`server census`) checks the
+# custody rules on every zone frame: when the swarm met its SLO but the census found an
+# id real in two zones, an NPC in no zone's custody, or fewer handoffs than
+# CENSUS_MIN_HANDOFFS, the exit code is 3.
 #
 #   (no flag)          docker-compose.yml: one server and a wandering swarm.
 #   --cluster          docker-compose.cluster.yml: nats, postgres, two zones, a gateway
@@ -93,6 +96,20 @@ if [[ -n ${KILL_ZONE:-} ]]; then
   docker logs "$swarm" 2>&1 | grep -v '^t=' || true
 else
   "${compose[@]}" up --no-build --exit-code-from swarm "$@" || status=$?
+fi
+if [[ $file == docker-compose.cluster.yml ]]; then
+  # The census runs until stopped; its last line is its verdict.
+  census=$("${compose[@]}" ps -aq census)
+  if [[ -n $census ]]; then
+    docker stop "$census" >/dev/null
+    census_status=$(docker wait "$census")
+    docker logs "$census" 2>&1 | grep -v 'INFO' || true
+    echo "census exit code: $census_status" >&2
+    if ((status == 0 && census_status != 0)); then status=3; fi
+  else
+    echo "no census container" >&2
+    if ((status == 0)); then status=3; fi
+  fi
 fi
 if ((status != 0)); then
   # When a service never became healthy, `up` showed none of its output: show its end.

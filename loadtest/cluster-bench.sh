@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The cluster benchmark (docs/benchmarks.md, "Zones on NATS"): nats-server, two zones and one gateway on loopback; 2,000 NPCs and
-# 200 border bots for 60 s. KILL_AT=20 RESTART_AT=25 kills the east zone mid-run;
+# 200 border bots for 60 s, with `server census` checking every frame. KILL_AT=20 RESTART_AT=25 kills the east zone mid-run;
 # SWARM_THREADS (default 2) sets the swarm's threads; SPAWN and SPAWN_SPREAD where players appear.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,13 +47,15 @@ $BIN/server zone --cluster $dir/cluster.toml --zone west >$dir/west.log 2>&1 & w
 $BIN/server zone --cluster $dir/cluster.toml --zone east >$dir/east.log 2>&1 & east=$!
 $BIN/server gateway --cluster $dir/cluster.toml --config $dir/gw.toml --max-clients-per-ip 1000 --fingerprint-file $dir/fp >$dir/gw.log 2>&1 & gw=$!
 cleanup() {
-  kill $west $east $gw $nats 2>/dev/null || true
+  kill $west $east $gw $census $nats 2>/dev/null || true
   [ -f $dir/east2.pid ] && kill "$(cat $dir/east2.pid)" 2>/dev/null || true
   wait 2>/dev/null || true
   stop_pg
 }
 trap cleanup EXIT
 for i in $(seq 100); do [ -s $dir/fp ] && break; sleep 0.2; done
+# The census watches every zone's frames until the swarm is done (SIGINT ends it).
+$BIN/server census --cluster $dir/cluster.toml --seconds 86400 --report $dir/census.json >$dir/census.log 2>&1 & census=$!
 if [ -n "${KILL_AT:-}" ]; then
   ( sleep $(( KILL_AT + 5 )); kill -9 $east; echo "east killed" >&2; sleep $(( RESTART_AT - KILL_AT )); $BIN/server zone --cluster $dir/cluster.toml --zone east >>$dir/east.log 2>&1 & echo $! > $dir/east2.pid; echo "east restarted" >&2 ) &
 fi
@@ -69,6 +71,8 @@ $BIN/loadtest --threads "${SWARM_THREADS:-2}" --server 127.0.0.1:4433 --bots ${B
   --behaviour border --cluster $dir/cluster.toml --cert-fingerprint-file $dir/fp --report $dir/report.json || echo "loadtest exit $?"
 end_cpu=$(awk '{print $14+$15}' /proc/$gw/stat)
 end_router=$(router_cpu)
+kill -INT $census; wait $census || echo "census exit $?"
+grep -v "INFO\|WARN" $dir/census.log || true
 # What the gateway sent, and the snapshots it did not send (and why).
 curl -s 127.0.0.1:9200/metrics | grep -E '^mmo_(datagrams_out_total|snapshots_dropped_total|snapshot_stride)' || true
 read -r o0 t0 < $dir/settled; read -r o1 t1 < <(overlapping)

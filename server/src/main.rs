@@ -147,6 +147,24 @@ enum Command {
         #[command(flatten)]
         run: Box<RunArgs>,
     },
+    /// Watch a cluster's custody rules: listen to every zone's frames on NATS and check,
+    /// at every frame, that no id is real in two zones and that the NPCs in custody stay
+    /// the same number (docs/zones.md). Prints one line; exits non-zero when a rule broke,
+    /// no check was made, or fewer handoffs than asked were seen.
+    Census {
+        /// The cluster file (TOML; its `nats` and its zones are read).
+        #[arg(long, value_name = "FILE", env = "MMO_CLUSTER")]
+        cluster: PathBuf,
+        /// How long to watch, seconds (SIGINT or SIGTERM ends it sooner) [default: 60].
+        #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+        seconds: f64,
+        /// Write the full report here as JSON.
+        #[arg(long, value_name = "OUT.json")]
+        report: Option<PathBuf>,
+        /// Fail unless at least this many handoffs were seen complete [default: 0].
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        min_handoffs: u64,
+    },
     /// Write a new Ed25519 key pair for login tokens: DIR/signing.key (the private key,
     /// PKCS#8 PEM, readable by its owner only) and DIR/public.key (PEM, for
     /// `--auth-public-key`). Existing files are never overwritten.
@@ -263,6 +281,12 @@ fn run() -> Result<()> {
             gateway,
             run,
         } => serve_gateway(&cluster, gateway.as_deref(), *run),
+        Command::Census {
+            cluster,
+            seconds,
+            report,
+            min_handoffs,
+        } => census(&cluster, seconds, report.as_deref(), min_handoffs),
         Command::Keygen { out } => keygen(&out),
         Command::Token {
             signing_key,
@@ -462,6 +486,46 @@ fn serve_gateway(cluster: &Path, gateway: Option<&str>, args: RunArgs) -> Result
     let config = config_of(args)?;
     init_logging(config.log_format);
     serve_until_signal(|| server::run::start_gateway(config, cluster, gateway))
+}
+
+fn census(cluster: &Path, seconds: f64, out: Option<&Path>, min_handoffs: u64) -> Result<()> {
+    anyhow::ensure!(
+        seconds.is_finite() && (0.0..=86_400.0).contains(&seconds),
+        "--seconds {seconds}: must be between 0 and 86400"
+    );
+    init_logging(LogFormat::default());
+    let report = runtime()?.block_on(async {
+        let signal = shutdown_signal()?;
+        let file = server::cluster::ClusterFile::load(cluster)?;
+        server::cluster::census::watch(
+            &file.nats,
+            file.zones.len(),
+            std::time::Duration::from_secs_f64(seconds),
+            signal,
+        )
+        .await
+    })?;
+    println!("{}", report.summary());
+    let examples = [
+        &report.double_examples,
+        &report.npc_change_examples,
+        &report.bad_messages,
+    ];
+    for example in examples.into_iter().flatten() {
+        println!("  {example}");
+    }
+    if let Some(out) = out {
+        let json = serde_json::to_string_pretty(&report).context("census report")?;
+        std::fs::write(out, json + "\n")
+            .with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    anyhow::ensure!(report.passed(), "the census found a broken custody rule");
+    anyhow::ensure!(
+        report.handoffs >= min_handoffs,
+        "the census saw {} handoffs, fewer than --min-handoffs {min_handoffs}",
+        report.handoffs
+    );
+    Ok(())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

@@ -21,6 +21,7 @@ use serde::Deserialize;
 
 pub mod bus;
 mod carry;
+pub mod census;
 pub mod gateway;
 pub mod zone;
 mod zone_world;

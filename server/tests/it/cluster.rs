@@ -4,24 +4,21 @@
 //! zone's frames on NATS and checks, at every frame, that no id is real in two zones and
 //! that every NPC is in some zone's custody.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use client::Trust;
 use futures_util::StreamExt;
 use loadtest::bot::Behaviour;
 use loadtest::swarm::{Options, Progress, run};
-use protocol::NetId;
-use protocol::bus::{BusMessage, Custody};
+use protocol::bus::BusMessage;
+use server::cluster::census::CensusReport;
 use server::config::Config;
 use server::run::start_gateway;
-
-/// Players' ids have this bit set (gateways mint them); NPCs' ids do not.
-const PLAYER_BIT: u32 = 1 << 31;
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -159,83 +156,38 @@ pub(crate) async fn scrape(addr: SocketAddr, name: &str) -> Option<f64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// What the census saw.
-#[derive(Debug, Default)]
-pub(crate) struct Census {
-    /// Frames checked.
-    pub(crate) frames: u64,
-    /// Ids real in two zones' latest frames at once (id, zones), at most a few kept.
-    pub(crate) doubles: Vec<(NetId, String)>,
-    /// Checks at which some NPC id was in no zone's custody... counted as the number of
-    /// NPC ids in custody, min and max over every check once both zones published.
-    pub(crate) npcs_min: usize,
-    /// ... and the largest.
-    pub(crate) npcs_max: usize,
-    /// The highest epoch seen per id, summed: handoffs that took place.
-    pub(crate) epochs: u64,
+/// A census (`server::cluster::census`) listening to every zone's frames until finished.
+pub(crate) struct CensusRun {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<anyhow::Result<CensusReport>>,
 }
 
-/// Listens to every zone's frames until the returned flag is set.
-pub(crate) async fn census(
-    nats: &str,
-    zones: usize,
-) -> (Arc<Mutex<Census>>, Arc<std::sync::atomic::AtomicBool>) {
-    let client = async_nats::connect(nats).await.unwrap();
-    let mut frames = client.subscribe("mmo.zone.*.frame").await.unwrap();
-    let result = Arc::new(Mutex::new(Census {
-        npcs_min: usize::MAX,
-        ..Census::default()
-    }));
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (out, done) = (Arc::clone(&result), Arc::clone(&stop));
-    tokio::spawn(async move {
-        let _client = client;
-        let mut latest: BTreeMap<String, Vec<(NetId, u32, Custody)>> = BTreeMap::new();
-        let mut epochs: HashMap<NetId, u32> = HashMap::new();
-        while let Some(message) = frames.next().await {
-            if done.load(std::sync::atomic::Ordering::Relaxed) {
-                break;
-            }
-            let Ok(BusMessage::Frame(frame)) = protocol::codec::decode_bus(&message.payload) else {
-                panic!("not a frame on {}", message.subject);
-            };
-            latest.insert(
-                frame.zone.clone(),
-                frame
-                    .bodies
-                    .iter()
-                    .map(|b| (b.id, b.epoch, b.custody))
-                    .collect(),
-            );
-            for b in &frame.bodies {
-                let e = epochs.entry(b.id).or_default();
-                *e = (*e).max(b.epoch);
-            }
-            let mut c = out.lock().unwrap();
-            c.frames += 1;
-            c.epochs = epochs.values().map(|&e| u64::from(e)).sum();
-            let mut real: HashMap<NetId, &str> = HashMap::new();
-            let mut npcs: HashSet<NetId> = HashSet::new();
-            for (zone, bodies) in &latest {
-                for &(id, _, custody) in bodies {
-                    if custody == Custody::Real
-                        && let Some(other) = real.insert(id, zone)
-                        && c.doubles.len() < 10
-                    {
-                        c.doubles.push((id, format!("{other} and {zone}")));
-                    }
-                    if id.index & PLAYER_BIT == 0 {
-                        npcs.insert(id);
-                    }
-                }
-            }
-            if latest.len() == zones {
-                c.npcs_min = c.npcs_min.min(npcs.len());
-                c.npcs_max = c.npcs_max.max(npcs.len());
-            }
+impl CensusRun {
+    /// Stops the census and returns what it saw.
+    pub(crate) async fn finish(mut self) -> CensusReport {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
         }
+        self.task.await.unwrap().unwrap()
+    }
+}
+
+/// Starts a census of `zones` zones on the NATS server at `nats`.
+pub(crate) async fn census(nats: &str, zones: usize) -> CensusRun {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let url = nats.to_owned();
+    let task = tokio::spawn(async move {
+        server::cluster::census::watch(&url, zones, Duration::from_secs(3_600), async {
+            let _ = stopped.await;
+        })
+        .await
     });
-    (result, stop)
+    // Let it subscribe before the caller goes on.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    CensusRun {
+        stop: Some(stop),
+        task,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -248,7 +200,7 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
     for m in metrics {
         wait_ticking(m).await;
     }
-    let (census, stop_census) = census(&url, 2).await;
+    let census = census(&url, 2).await;
     let listener = async_nats::connect(&url).await.unwrap();
     let mut directory = listener.subscribe("mmo.directory").await.unwrap();
     let gateway = start_gateway(
@@ -302,7 +254,7 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
         .unwrap();
     let ended = overlapping().await;
     println!("{}", report.table());
-    stop_census.store(true, std::sync::atomic::Ordering::Relaxed);
+    let census = census.finish().await;
     let handoffs = scrape(metrics[0], "mmo_handoffs_total").await.unwrap()
         + scrape(metrics[1], "mmo_handoffs_total").await.unwrap();
     let failed = scrape(metrics[0], "mmo_handoffs_failed_total")
@@ -320,30 +272,23 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
         worst[0] += scrape(m, "mmo_zone_overlapping_pairs_max").await.unwrap();
         worst[1] += scrape(m, "mmo_zone_bodies_in_walls_max").await.unwrap();
     }
-    let census = std::mem::take(&mut *census.lock().unwrap());
     println!(
         "census: {census:?}; handoffs {handoffs}, failed {failed}, reals now {reals}, overlaps / in walls {worst:?}"
     );
     assert_eq!(report.connected, 30, "{:?}", report.failed_to_connect);
     assert_eq!(report.dropped_count(), 0, "{:?}", report.dropped);
     assert_eq!(report.violation_count(), 0, "{:?}", report.violations);
-    assert!(census.frames > 300, "{census:?}");
+    assert!(census.checks > 300, "{census:?}");
     assert!(report.crossings >= 30, "{report:?}");
     assert!(
         report.own_missing_max_ms <= 150.0,
         "{}",
         report.own_missing_max_ms
     );
-    assert!(
-        census.doubles.is_empty(),
-        "ids real twice: {:?}",
-        census.doubles
-    );
-    assert_eq!(
-        census.npcs_min, census.npcs_max,
-        "an NPC went missing or doubled"
-    );
+    // No id real twice, the NPCs in custody always the same number.
+    assert!(census.passed(), "{}: {census:?}", census.summary());
     assert!(census.npcs_min >= 390, "{census:?}");
+    assert!(census.handoffs >= 10, "{census:?}");
     assert!(handoffs >= 10.0, "only {handoffs} handoffs");
     assert_eq!(failed, 0.0);
     let mut announced = BTreeMap::new();
@@ -417,6 +362,17 @@ fn bad_cluster_files_get_one_clear_error_line() {
         assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
         assert!(stderr.contains(expected), "{expected:?} in {stderr}");
     }
+    // The census reads the same file: NATS unreachable is one line too.
+    let out = Command::new(env!("CARGO_BIN_EXE_server"))
+        .args(["census", "--seconds", "1", "--cluster"])
+        .arg(&file)
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "census: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("cannot reach NATS"), "{stderr}");
 }
 
 /// nats-server restarted under a running cluster: the zones reconnect by themselves, their
@@ -455,17 +411,16 @@ async fn zones_ride_out_a_nats_restart() {
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let (census, stop) = census(&url, 2).await;
+    let census = census(&url, 2).await;
     tokio::time::sleep(Duration::from_secs(8)).await;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let census = census.finish().await;
     let after = handoffs().await;
-    let census = std::mem::take(&mut *census.lock().unwrap());
     println!("handoffs {before} → {after}; {census:?}");
     for zone in &mut zones {
         assert!(zone.0.try_wait().unwrap().is_none(), "a zone exited");
     }
     assert!(census.frames > 100, "frames flow again: {census:?}");
-    assert!(census.doubles.is_empty(), "{:?}", census.doubles);
+    assert!(census.passed(), "{}: {census:?}", census.summary());
     assert!(after > before, "handoffs resumed: {before} → {after}");
     drop(server);
 }

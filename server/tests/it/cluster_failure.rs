@@ -97,7 +97,7 @@ async fn a_zone_killed_and_restarted_gives_its_players_back() {
     for m in metrics {
         wait_ticking(m).await;
     }
-    let (census, stop_census) = census(&url, 2).await;
+    let census = census(&url, 2).await;
     let gateway = start_gateway(
         Config {
             max_clients_per_ip: 1_000,
@@ -132,18 +132,13 @@ async fn a_zone_killed_and_restarted_gives_its_players_back() {
     for player in players {
         player.await.unwrap();
     }
-    stop_census.store(true, std::sync::atomic::Ordering::Relaxed);
-    let census = std::mem::take(&mut *census.lock().unwrap());
+    let census = census.finish().await;
     let seen = seen.lock().unwrap().clone();
     println!("census {census:?}");
     for (name, s) in &seen {
         println!("{name}: {s:?}");
     }
-    assert!(
-        census.doubles.is_empty(),
-        "ids real twice: {:?}",
-        census.doubles
-    );
+    assert_eq!(census.doubles, 0, "ids real twice: {census:?}");
     let ended: Vec<&String> = seen
         .iter()
         .filter(|(_, s)| s.ended)

@@ -82,7 +82,7 @@ async fn players_of_two_gateways_see_and_follow_each_other() {
     for m in metrics {
         wait_ticking(m).await;
     }
-    let (census, stop_census) = census(&url, 2).await;
+    let census = census(&url, 2).await;
     let config = Config {
         max_clients_per_ip: 1_000,
         shutdown_grace_secs: 0.5,
@@ -123,15 +123,10 @@ async fn players_of_two_gateways_see_and_follow_each_other() {
     for player in players {
         player.await.unwrap();
     }
-    stop_census.store(true, std::sync::atomic::Ordering::Relaxed);
-    let census = std::mem::take(&mut *census.lock().unwrap());
+    let census = census.finish().await;
     let seen = std::mem::take(&mut *seen.lock().unwrap());
 
-    assert!(
-        census.doubles.is_empty(),
-        "ids real twice: {:?}",
-        census.doubles
-    );
+    assert_eq!(census.doubles, 0, "ids real twice: {census:?}");
     let ids: BTreeMap<String, NetId> = seen
         .iter()
         .map(|(name, s)| (name.clone(), s.me.expect("every player logged in")))
