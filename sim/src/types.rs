@@ -97,6 +97,9 @@ pub enum Input {
     /// neighbours' bodies near the border as ghosts, placing them every tick where their
     /// owner put them ([`Input::PlaceGhost`]). Orders to a ghost are invalid.
     SpawnGhost {
+        /// What its owner has: NPC or player character (a player's character anticipates
+        /// only players, and their ghosts).
+        kind: Kind,
         /// Where.
         pos: Vec2,
         /// Body radius in metres.

@@ -13,6 +13,14 @@ pub(crate) fn entity_kind(kind: Kind) -> EntityKind {
     }
 }
 
+/// The world kind of a wire kind.
+pub(crate) fn world_kind(kind: EntityKind) -> Kind {
+    match kind {
+        EntityKind::Npc => Kind::Npc,
+        EntityKind::Player => Kind::Player,
+    }
+}
+
 fn v(p: [f32; 2]) -> Vec2 {
     Vec2::new(p[0], p[1])
 }
@@ -49,10 +57,7 @@ pub(crate) fn carried_body(c: &Carried) -> CarriedBody {
 /// The world's form of a carried body.
 pub(crate) fn carried(c: &CarriedBody) -> Carried {
     Carried {
-        kind: match c.kind {
-            EntityKind::Npc => Kind::Npc,
-            EntityKind::Player => Kind::Player,
-        },
+        kind: world_kind(c.kind),
         brain: match &c.brain {
             CarriedBrain::Idle => Brain::Idle,
             CarriedBrain::Wander => Brain::Wander,

@@ -25,7 +25,7 @@ use sim::{Brain, Carried, EntityId, Input, Kind, Vec2, World, WorldConfig};
 use tracing::{debug, info, warn};
 
 use super::bus::{DIRECTORY, Verb, subject};
-use super::carry::{carried, carried_body, entity_kind};
+use super::carry::{carried, carried_body, entity_kind, world_kind};
 use super::{ClusterFile, ZoneSpec};
 use crate::game::{RADIUS_M, SPEED_MPS};
 use crate::persist::{Saver, now_ms};
@@ -134,7 +134,7 @@ pub(crate) struct ZoneWorld {
     spawning: Vec<Spawning>,
     /// Bodies handed over in the last tick: at the next step each becomes a ghost where it
     /// stood (id, its body here, where, its new epoch).
-    leaving: Vec<(NetId, EntityId, Vec2, u32)>,
+    leaving: Vec<(NetId, EntityId, Vec2, u32, Kind)>,
     out: Vec<ZoneOut>,
     /// Answers sent after this tick's frame.
     answers: Vec<ZoneOut>,
@@ -395,7 +395,7 @@ impl ZoneWorld {
                 // leave it standing on its own ghost for a tick, and it would be offered
                 // and refused again every other tick.
                 if let Some(k) = self.leaving.iter().position(|l| l.0 == id) {
-                    let (_, local, _, _) = self.leaving.remove(k);
+                    let (_, local, _, _, _) = self.leaving.remove(k);
                     self.reals.insert(
                         id,
                         Real {
@@ -425,10 +425,11 @@ impl ZoneWorld {
                 self.place_join(request, reply);
             }
         }
-        for (id, local, pos, epoch) in std::mem::take(&mut self.leaving) {
+        for (id, local, pos, epoch, kind) in std::mem::take(&mut self.leaving) {
             // The source keeps a body it handed over only as a ghost.
             self.inputs.push(Input::Despawn(local));
             self.inputs.push(Input::SpawnGhost {
+                kind,
                 pos,
                 radius_m: RADIUS_M,
                 speed_mps: SPEED_MPS,
@@ -514,6 +515,7 @@ impl ZoneWorld {
                     Some(&(local, _)) => self.inputs.push(Input::PlaceGhost(local, pos)),
                     None => {
                         self.inputs.push(Input::SpawnGhost {
+                            kind: world_kind(body.kind),
                             pos,
                             radius_m: body.radius_m,
                             speed_mps: body.speed_mps,
@@ -691,7 +693,8 @@ impl ZoneWorld {
                 id,
                 epoch,
             ));
-            self.leaving.push((id, real.local, carried.pos, epoch));
+            self.leaving
+                .push((id, real.local, carried.pos, epoch, carried.kind));
             self.in_flight.insert(
                 id,
                 InFlight {

@@ -15,10 +15,14 @@
 //! count (those behind are theirs to avoid); the offset only turns the wanted heading, at
 //! most [`MAX_TURN_DEG`], and keeps its speed (a crowd pushed around freely keeps moving
 //! but stops getting anywhere, and one slowed down by everything ahead arrives later);
-//! each body looks every other tick and keeps its offset in between.
+//! each body looks every other tick and keeps its offset in between; a player's
+//! character anticipates only other players (and their ghosts), not NPCs: it walks where
+//! its client sends it, and the NPCs, which anticipate it as they anticipate everyone,
+//! make way. Turned away by every NPC of a dense crowd, a character crossing it with its
+//! client's orders stalled there (`sim/examples/border_jam.rs`).
 
 use super::{World, rotate_by};
-use crate::types::Vec2;
+use crate::types::{Kind, Vec2};
 
 /// How far ahead a body looks, beyond both radii, metres.
 const RANGE_M: f32 = 2.5;
@@ -121,6 +125,7 @@ impl World {
                 continue;
             }
             let (pos, r, want) = (b.pos, b.ball.radius, b.want);
+            let player = b.kind == Kind::Player;
             if (i as u64 + tick).is_multiple_of(LOOK_EVERY) {
                 let d0 = want / speed;
                 // The cells of the box round the stretch ahead: from the body to `RANGE_M`
@@ -136,9 +141,13 @@ impl World {
                     pos.max(end) + Vec2::new(pad, pad),
                 );
                 let vels = &self.anticipation.vels;
+                let bodies = &self.bodies;
                 let mut push = Vec2::ZERO;
                 self.grid.for_each_disc_in(cells, |j, [x, y, rj], _, _| {
                     if j == i || rj < 0.0 {
+                        return;
+                    }
+                    if player && bodies.at(j).is_some_and(|o| o.kind != Kind::Player) {
                         return;
                     }
                     let w = Vec2::new(x, y) - pos;

@@ -3,7 +3,7 @@
 
 use super::bodies::Body;
 use super::{DT_SECS, World, finite, to_point, to_vec};
-use crate::types::{Brain, Input, Kind};
+use crate::types::{Brain, Input};
 
 impl World {
     /// Phase 1: inputs. Invalid ones are counted in
@@ -46,6 +46,7 @@ impl World {
                 true
             }
             Input::SpawnGhost {
+                kind,
                 pos,
                 radius_m,
                 speed_mps,
@@ -53,14 +54,8 @@ impl World {
                 if !valid_body(*pos, *radius_m, *speed_mps) {
                     return false;
                 }
-                let mut body = Body::new(
-                    Kind::Npc,
-                    Brain::Idle,
-                    *pos,
-                    *radius_m,
-                    *speed_mps,
-                    self.tick.0,
-                );
+                let mut body =
+                    Body::new(*kind, Brain::Idle, *pos, *radius_m, *speed_mps, self.tick.0);
                 body.ghost = true;
                 let id = self.bodies.insert(body);
                 self.contacts.fresh = false;

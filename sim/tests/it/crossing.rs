@@ -2,7 +2,7 @@
 //! the crowd issue. Each runs with `WorldConfig::anticipation` on (the default) and is
 //! checked against the same run with it off, which must do worse.
 
-use sim::{BodyView, Brain, EntityId, Input, Vec2, World, WorldConfig};
+use sim::{BodyView, Brain, EntityId, Input, Kind, Vec2, World, WorldConfig};
 
 use crate::{npc, polygon_mesh};
 
@@ -247,4 +247,88 @@ fn lane_share(run: &Run, east: usize) -> (usize, usize) {
         }
     }
     (own, all)
+}
+
+/// How far, in degrees, each of two bodies walking straight at each other (4 m apart,
+/// 0.3 m off a head-on line, in an open room) turned its wanted heading, at most, over
+/// the first half second: long before they touch.
+fn turns_walking_at_each_other(first: Kind, second: Kind, anticipation: bool) -> [f32; 2] {
+    let config = WorldConfig {
+        anticipation,
+        ..WorldConfig::default()
+    };
+    let mut world = World::new(config, polygon_mesh(OPEN_ROOM), 5);
+    let body = |kind, x: f32, y: f32| Input::Spawn {
+        kind,
+        pos: Vec2::new(x, y),
+        radius_m: 0.4,
+        speed_mps: 1.5,
+        brain: Brain::Idle,
+    };
+    let ids = world
+        .step(&[body(first, 10.0, 10.0), body(second, 14.0, 10.3)])
+        .spawned;
+    let goals = [Vec2::new(30.0, 10.0), Vec2::new(1.0, 10.3)];
+    world.step(&[
+        Input::MoveTo(ids[0], goals[0]),
+        Input::MoveTo(ids[1], goals[1]),
+    ]);
+    let mut turns = [0.0f32; 2];
+    for _ in 0..10 {
+        world.step(&[]);
+        for k in 0..2 {
+            let detail = world.inspect(ids[k]).unwrap();
+            let (want, straight) = (detail.wanted_vel, goals[k] - detail.view.pos);
+            if want.length() > 0.0 {
+                let angle = straight
+                    .perp_dot(want)
+                    .atan2(straight.dot(want))
+                    .to_degrees();
+                turns[k] = turns[k].max(angle.abs());
+            }
+        }
+    }
+    turns
+}
+
+/// A 40 × 20 m room with nothing in it.
+const OPEN_ROOM: &str = r#"{"regions": [{"outer": [[0, 0], [40, 0], [40, 20], [0, 20]]}]}"#;
+
+/// A player's character anticipates players only: walking at an NPC, it turns no more
+/// than with anticipation off (where it only keeps right, as every body does), and the
+/// NPC, which anticipates it, turns aside. An NPC in the player's place, and a player
+/// walking at a player, turn further with anticipation than without.
+#[test]
+fn a_player_keeps_the_heading_its_client_asked_for_and_npcs_make_way() {
+    use Kind::{Npc, Player};
+    let turns = |a, b| {
+        (
+            turns_walking_at_each_other(a, b, true),
+            turns_walking_at_each_other(a, b, false),
+        )
+    };
+    let (player_npc, player_npc_off) = turns(Player, Npc);
+    let (npc_npc, npc_npc_off) = turns(Npc, Npc);
+    let (player_player, player_player_off) = turns(Player, Player);
+    eprintln!(
+        "degrees turned, anticipation on / off: player at NPC {player_npc:?} / \
+         {player_npc_off:?}, NPC at NPC {npc_npc:?} / {npc_npc_off:?}, player at player \
+         {player_player:?} / {player_player_off:?}"
+    );
+    assert!(
+        player_npc[0] <= player_npc_off[0] + 0.5,
+        "the player turned for the NPC"
+    );
+    assert!(
+        player_npc[1] > player_npc_off[1] + 5.0,
+        "the NPC made no way"
+    );
+    assert!(
+        npc_npc[0] > npc_npc_off[0] + 5.0,
+        "an NPC did not anticipate"
+    );
+    assert!(
+        player_player[0] > player_player_off[0] + 5.0,
+        "a player did not anticipate a player"
+    );
 }

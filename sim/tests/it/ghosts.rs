@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use sim::{Brain, EntityId, Input, Vec2, World, WorldConfig};
+use sim::{Brain, EntityId, Input, Kind, Vec2, World, WorldConfig};
 
 use crate::{npc, polygon_mesh};
 
@@ -63,6 +63,7 @@ impl Zone {
                 None => {
                     fresh.push(id);
                     inputs.push(Input::SpawnGhost {
+                        kind: Kind::Npc,
                         pos,
                         radius_m: RADIUS,
                         speed_mps: 1.5,
@@ -139,12 +140,14 @@ fn ghosts_take_no_orders_and_only_ghosts_are_placed() {
     let spawned = world
         .step(&[
             Input::SpawnGhost {
+                kind: Kind::Npc,
                 pos: Vec2::new(5.0, 5.0),
                 radius_m: RADIUS,
                 speed_mps: 1.5,
             },
             npc(10.0, 10.0, RADIUS, Brain::Idle),
             Input::SpawnGhost {
+                kind: Kind::Npc,
                 pos: Vec2::new(f32::NAN, 5.0),
                 radius_m: RADIUS,
                 speed_mps: 1.5,
