@@ -98,10 +98,11 @@ else
   "${compose[@]}" up --no-build --exit-code-from swarm "$@" || status=$?
 fi
 if [[ $file == docker-compose.cluster.yml ]]; then
-  # The census runs until stopped; its last line is its verdict.
+  # The census runs until stopped, and its last line is its verdict; each zone logs what
+  # it saw (handoffs, overlaps, bodies in walls) when it stops.
+  "${compose[@]}" stop census zone-west zone-east >/dev/null 2>&1 || true
   census=$("${compose[@]}" ps -aq census)
   if [[ -n $census ]]; then
-    docker stop "$census" >/dev/null
     census_status=$(docker wait "$census")
     docker logs "$census" 2>&1 | grep -v 'INFO' || true
     echo "census exit code: $census_status" >&2
@@ -110,6 +111,7 @@ if [[ $file == docker-compose.cluster.yml ]]; then
     echo "no census container" >&2
     if ((status == 0)); then status=3; fi
   fi
+  "${compose[@]}" logs --no-color zone-west zone-east 2>/dev/null | grep '"zone stopped"' || true
 fi
 if ((status != 0)); then
   # When a service never became healthy, `up` showed none of its output: show its end.

@@ -117,6 +117,10 @@ fn main() {
         let config = WorldConfig {
             anticipation: std::env::var_os("JAM_NO_ANTICIPATION").is_none(),
             congestion_routing: std::env::var_os("JAM_NO_CONGESTION").is_none(),
+            corner_margin_m: std::env::var("JAM_CORNER_MARGIN")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(WorldConfig::default().corner_margin_m),
             ..WorldConfig::default()
         };
         let mut world = World::new(config, mesh.clone(), seed);

@@ -281,7 +281,19 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
     // the zone would not stop.
     let _ = tokio::time::timeout(Duration::from_secs(2), client.flush()).await;
     http.abort();
-    info!(zone = %name, "zone stopped");
+    // What the zone saw, for runs whose metrics endpoint is gone with it (compose).
+    let m = &zone_metrics;
+    info!(
+        zone = %name,
+        handoffs = m.handoffs.get(),
+        handoffs_failed = m.handoffs_failed.get(),
+        ticks_overlapping = m.ticks_overlapping.get(),
+        overlapping_pairs_max = m.overlapping_pairs_max.get(),
+        overlap_p99_max_ppm = m.overlap_p99_max_ppm.get(),
+        bodies_in_walls_max = m.bodies_in_walls_max.get(),
+        bus_bytes_out = m.bus_bytes_out.get(),
+        "zone stopped"
+    );
     result
 }
 
