@@ -65,7 +65,8 @@ router_cpu() { for t in /proc/$gw/task/*; do if [ "$(cat $t/comm)" = world ]; th
 start_router=$(router_cpu)
 # Overlaps are counted once every bot is in (after the ramp and warm-up): players joining
 # at nearby spawn points may land on each other until the repulsion parts them.
-overlapping() { for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | grep -E "^mmo_(zone_ticks_overlapping_total|zone_overlap_p99_max_ppm|ticks_total) "; done | awk '{s[$1]+=$2} END {print s["mmo_zone_ticks_overlapping_total"], s["mmo_ticks_total"]}'; }
+# One line per zone: its ticks that ended with an overlap, and its ticks, since it started.
+overlapping() { for m in 9201 9202; do curl -s 127.0.0.1:$m/metrics | awk '$1 == "mmo_zone_ticks_overlapping_total" {o=$2} $1 == "mmo_ticks_total" {t=$2} END {print o+0, t+0}'; done; }
 ( sleep 12; overlapping > $dir/settled ) &
 $BIN/loadtest --threads "${SWARM_THREADS:-2}" --server 127.0.0.1:4433 --bots ${BOTS:-200} --ramp 5 --warmup 5 --duration ${DURATION:-60} \
   --behaviour border --cluster $dir/cluster.toml --cert-fingerprint-file $dir/fp --report $dir/report.json || echo "loadtest exit $?"
@@ -75,8 +76,11 @@ kill -INT $census; wait $census || echo "census exit $?"
 grep -v "INFO\|WARN" $dir/census.log || true
 # What the gateway sent, and the snapshots it did not send (and why).
 curl -s 127.0.0.1:9200/metrics | grep -E '^mmo_(datagrams_out_total|snapshots_dropped_total|snapshot_stride)' || true
-read -r o0 t0 < $dir/settled; read -r o1 t1 < <(overlapping)
-echo "ticks ending with an overlap once all bots were in: $((o1 - o0)) of $((t1 - t0)) (both zones)"
+# Per zone, the counts since the first reading; a zone restarted meanwhile (its counters
+# began again) counts everything since its restart.
+overlapping > $dir/ended
+read -r o t < <(paste -d' ' $dir/settled $dir/ended | awk '{ if ($3 < $1 || $4 < $2) { o += $3; t += $4 } else { o += $3 - $1; t += $4 - $2 } } END {print o, t}')
+echo "ticks ending with an overlap once all bots were in: $o of $t (both zones; a restarted zone since its restart)"
 echo "gateway cpu ticks: $((end_cpu - start_cpu)) (1/100 s), of which its router thread $((end_router - start_router))"
 for m in 9201 9202; do
   # Handoff latency quantiles from the histogram's buckets (upper bounds).
