@@ -23,7 +23,7 @@
 use std::sync::Arc;
 
 use navmesh::{IslandId, NavMesh, NavMeshQuery, Point, Rng};
-use navmesh_builder::pipeline::{SourceKind, build};
+use navmesh_builder::load::load_map;
 use sim::{Brain, EntityId, Input, Kind, Vec2, World, WorldConfig};
 
 const BORDER_X: f32 = 128.0;
@@ -92,21 +92,8 @@ fn main() {
     let players = args.get(1).copied().unwrap_or(200);
     let seconds = args.get(2).copied().unwrap_or(60);
     let seeds = args.get(3).copied().unwrap_or(6);
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../maps/movingai/den520d.map"),
-    )
-    .unwrap();
-    let mesh = Arc::new(
-        build(
-            "den520d",
-            &text,
-            SourceKind::Grid,
-            &Default::default(),
-            &mut |_| {},
-        )
-        .unwrap()
-        .mesh,
-    );
+    let map = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../maps/movingai/den520d.map");
+    let mesh = Arc::new(load_map(&map).unwrap().mesh);
     // The centre itself is a wall; the island is the one of the open border stretch.
     let centre = Point::new(128.0, 100.0);
     let island = mesh.island(mesh.locate(centre).expect("the centre is walkable"));
@@ -124,6 +111,14 @@ fn main() {
             ..WorldConfig::default()
         };
         let mut world = World::new(config, mesh.clone(), seed);
+        // A body of radius 0.4 m walking at 1.5 m/s, the server's.
+        let body = |kind, p: Point, brain| Input::Spawn {
+            kind,
+            pos: Vec2::new(p.x as f32, p.y as f32),
+            radius_m: 0.4,
+            speed_mps: 1.5,
+            brain,
+        };
         let mut spawns = Vec::new();
         while spawns.len() < npcs as usize {
             let (p, _) = mesh.random_point(&mut rng).unwrap();
@@ -131,13 +126,7 @@ fn main() {
             if mesh.nearest_wall(p, 0.4).is_some() {
                 continue;
             }
-            spawns.push(Input::Spawn {
-                kind: Kind::Npc,
-                pos: Vec2::new(p.x as f32, p.y as f32),
-                radius_m: 0.4,
-                speed_mps: 1.5,
-                brain: Brain::Wander,
-            });
+            spawns.push(body(Kind::Npc, p, Brain::Wander));
         }
         let mut placed = 0;
         while placed < players {
@@ -151,13 +140,7 @@ fn main() {
             if !on_island || mesh.nearest_wall(p, 0.4).is_some() {
                 continue;
             }
-            spawns.push(Input::Spawn {
-                kind: Kind::Player,
-                pos: Vec2::new(p.x as f32, p.y as f32),
-                radius_m: 0.4,
-                speed_mps: 1.5,
-                brain: Brain::Idle,
-            });
+            spawns.push(body(Kind::Player, p, Brain::Idle));
             placed += 1;
         }
         let ids = world.step(&spawns).spawned;

@@ -176,7 +176,7 @@ impl Census {
             if latest.silent > DOWN_AFTER_FRAMES * others {
                 latest.down = true;
                 *self.report.downs.entry(zone.clone()).or_default() += 1;
-                // Not compared while down; after, until settled (see below).
+                // Not compared while down; once back, until settled (below).
                 self.settling.insert(zone.clone(), u64::MAX);
                 went_down.push(zone.clone());
             }
@@ -258,7 +258,7 @@ impl Census {
         report.npcs_max = report.npcs_max.max(npcs);
         let latest = &self.latest;
         self.settling
-            .retain(|zone, until| latest.get(zone).is_some_and(|l| l.down || l.tick < *until));
+            .retain(|zone, until| latest.get(zone).is_some_and(|l| l.tick < *until));
         if let Some(last) = self.last_npcs
             && last != npcs
             && self.settling.is_empty()
