@@ -1,8 +1,9 @@
 //! One client's delta, built in one pass: the entities of the frame near the viewer, the
 //! newest view sent (for priorities) and the acknowledged view (the baseline) are merged by
-//! id in a single walk, which records each entity the snapshot would send (an item) with
-//! its wire cost; unchanged entities leave no item. The items are then ranked, spent
-//! against the byte budget and written straight into the datagram, and the view the client
+//! id in a single walk, which records each entity the snapshot would send (an item) and
+//! what ranks it; unchanged entities leave no item. The items are then ranked (in one
+//! branch-free loop), spent against the byte budget (an item's wire cost is worked out when
+//! the spending reaches it) and written straight into the datagram, and the view the client
 //! will hold is the baseline with what was sent applied.
 //!
 //! The result is exactly [`protocol::build_snapshot`]'s over the same candidates, encoded
@@ -30,12 +31,13 @@ enum Act {
     Replace,
 }
 
-/// One entity the snapshot would send: its act, its wire cost, where it is in the baseline
-/// (for an entity entering, where it would be inserted) and in the frame.
+/// One entity the snapshot would send: its act, where it is in the baseline (for an entity
+/// entering, where it would be inserted) and in the frame (for a leave, nowhere). Its wire
+/// cost is worked out only when the spending reaches it ([`item_cost`]): most items are
+/// never reached.
 #[derive(Clone, Copy, Debug)]
 struct Item {
     act: Act,
-    cost: u16,
     base: u32,
     now: u32,
 }
@@ -43,8 +45,11 @@ struct Item {
 /// The builder's working memory, reused from client to client and tick to tick.
 #[derive(Debug, Default)]
 pub(crate) struct Plan {
-    /// What would be sent, in id order (unchanged entities have no item).
+    /// What would be sent, in id order (unchanged entities have no item): the first
+    /// items of a buffer that only grows.
     items: Vec<Item>,
+    /// What ranks each item.
+    terms: Vec<Terms>,
     /// The items as rank keys (rank in the high half, item in the low: ties go in id
     /// order, as in `protocol::build_snapshot`, whose slots are in id order too).
     order: Vec<u64>,
@@ -92,10 +97,14 @@ impl Known {
 /// The part of the frame near one viewer, with what the viewer knows.
 pub(crate) struct Inputs<'a> {
     pub frame: &'a Frame,
-    /// One bit per frame body, set for those within the view's outer reach (cleared here).
+    /// One bit per frame body in id order, set for those within the view's outer reach
+    /// (cleared here).
     pub marks: &'a mut [u64],
-    /// Squared distance from the viewer of every marked body.
-    pub distance2: &'a [f32],
+    /// How many bits are set.
+    pub marked: usize,
+    /// For every marked body, by rank: its place in the frame and its squared distance
+    /// from the viewer.
+    pub near: &'a [(u32, f32)],
     pub me: NetId,
     /// Squared view radius: bodies beyond it enter no view, but stay in one up to the outer
     /// reach.
@@ -111,38 +120,89 @@ pub(crate) fn key(id: NetId) -> u64 {
     (u64::from(id.index) << 32) | u64::from(id.generation)
 }
 
-/// Send order when a datagram cannot hold every change (lower first): the client's own
-/// character, then entities by how wrong the client's picture of them is relative to how
-/// near they are: error² / (distance² + 1 m²), which orders like error / distance without a
-/// square root. A new entity counts as 10 m wrong, a changed motion as 10 cm. So near
-/// entities update often, far ones less often but never starve: their error grows until
-/// they win.
-fn priority(is_me: bool, distance2_m2: f32, known: Option<&EntityState>, now: &EntityState) -> f32 {
-    if is_me {
-        return f32::NEG_INFINITY;
-    }
-    let error2_m2 = match known {
-        None => 100.0,
-        Some(old) => {
-            let dx = (now.pos.x_cm as f32 - old.pos.x_cm as f32) / 100.0;
-            let dy = (now.pos.y_cm as f32 - old.pos.y_cm as f32) / 100.0;
-            let motion = if now.motion == old.motion { 0.0 } else { 0.01 };
-            dx * dx + dy * dy + motion
-        }
-    };
-    -error2_m2 / (distance2_m2 + 1.0)
+/// What an item's rank is worked out from: the position error's terms before scaling to
+/// metres, the motion's term, and the squared distance from the viewer.
+#[derive(Clone, Copy, Debug, Default)]
+struct Terms {
+    dx_cm: f32,
+    dy_cm: f32,
+    motion: f32,
+    distance2_m2: f32,
 }
 
-/// Costs stay far below `u16::MAX` (an entity's state is at most 26 bytes).
-fn cost(bytes: usize) -> u16 {
-    bytes.min(usize::from(u16::MAX)) as u16
+impl Terms {
+    /// Terms that rank first: the client's own character, and leaves.
+    const FIRST: Terms = Terms {
+        dx_cm: f32::INFINITY,
+        dy_cm: 0.0,
+        motion: 0.0,
+        distance2_m2: 0.0,
+    };
+
+    /// The terms of an entity `distance2_m2` away, as the client knows it (`None`: not at
+    /// all) and as it is now.
+    fn new(distance2_m2: f32, known: Option<&EntityState>, now: &EntityState) -> Terms {
+        match known {
+            // 10 m wrong: 1,000 cm, exactly 100 m² once scaled.
+            None => Terms {
+                dx_cm: 1000.0,
+                dy_cm: 0.0,
+                motion: 0.0,
+                distance2_m2,
+            },
+            Some(old) => Terms {
+                dx_cm: now.pos.x_cm as f32 - old.pos.x_cm as f32,
+                dy_cm: now.pos.y_cm as f32 - old.pos.y_cm as f32,
+                motion: if now.motion == old.motion { 0.0 } else { 0.01 },
+                distance2_m2,
+            },
+        }
+    }
+
+    /// Send order when a datagram cannot hold every change (lower first): the client's own
+    /// character and leaves, then entities by how wrong the client's picture of them is
+    /// relative to how near they are: error² / (distance² + 1 m²), which orders like
+    /// error / distance without a square root. A new entity counts as 10 m wrong, a changed
+    /// motion as 10 cm. So near entities update often, far ones less often but never
+    /// starve: their error grows until they win.
+    ///
+    /// Branch-free, so that the ranks of all items are worked out in one loop the compiler
+    /// vectorizes, after the merge (its divisions then overlap).
+    #[inline]
+    fn rank(self) -> f32 {
+        let dx = self.dx_cm / 100.0;
+        let dy = self.dy_cm / 100.0;
+        let error2_m2 = dx * dx + dy * dy + self.motion;
+        -error2_m2 / (self.distance2_m2 + 1.0)
+    }
 }
 
 /// Bytes of a position delta on the wire (zigzag, then bincode's varint: one byte up to
 /// 250, three up to 65,535, else five), as `protocol::codec::change_len` counts them.
-fn delta_len(value: i32) -> u16 {
+fn delta_len(value: i32) -> usize {
     let zigzag = ((value << 1) ^ (value >> 31)) as u32;
-    1 + 2 * u16::from(zigzag > 250) + 2 * u16::from(zigzag > 0xffff)
+    1 + 2 * usize::from(zigzag > 250) + 2 * usize::from(zigzag > 0xffff)
+}
+
+/// The wire cost of an item: what [`protocol::codec::change_len`] and
+/// [`protocol::codec::entity_len`] count for what it sends.
+fn item_cost(item: Item, frame: &Frame, base: &Known) -> usize {
+    let now = || &frame.bodies[item.now as usize];
+    let old = || &base.states[item.base as usize];
+    match item.act {
+        Act::Leave => net_id_len(&old().id),
+        Act::Enter => usize::from(now().enter_cost),
+        Act::Replace => net_id_len(&old().id) + usize::from(now().enter_cost),
+        Act::Change => {
+            let (old, now) = (old(), now());
+            let dx = now.state.pos.x_cm.wrapping_sub(old.pos.x_cm);
+            let dy = now.state.pos.y_cm.wrapping_sub(old.pos.y_cm);
+            // The id, both deltas, the motion's option tag and, when it changed, the
+            // motion.
+            let motion = 1 + usize::from(now.state.motion != old.motion);
+            usize::from(now.id_cost) + delta_len(dx) + delta_len(dy) + motion
+        }
+    }
 }
 
 /// Bytes each list's length prefix may grow by (from one byte to three: counts below 2^16).
@@ -151,62 +211,88 @@ const LENGTH_SLACK: usize = 3 * 2;
 const MIN_LEAVE_BYTES: usize = 2;
 const MIN_OTHER_BYTES: usize = 5;
 
-impl Plan {
-    fn push(&mut self, item: Item, rank: f32) {
-        self.order.push(rank_key(rank, self.items.len() as u32));
-        self.items.push(item);
-    }
+/// The items and what ranks them as the merge writes them: into slices sized beforehand
+/// for every candidate and every baseline entity, so that a push is two stores.
+struct Out<'a> {
+    items: &'a mut [Item],
+    terms: &'a mut [Terms],
+    len: usize,
+}
 
+impl Out<'_> {
+    #[inline]
+    fn push(&mut self, item: Item, terms: Terms) {
+        self.terms[self.len] = terms;
+        self.items[self.len] = item;
+        self.len += 1;
+    }
+}
+
+impl Plan {
     /// Merges the marked bodies, the newest view and the baseline by id into the items that
-    /// would be sent. Returns the number of leaves.
-    fn merge(&mut self, inputs: Inputs<'_>) -> usize {
+    /// would be sent. Returns the number of items and of leaves among them.
+    fn merge(&mut self, inputs: Inputs<'_>) -> (usize, usize) {
         let Inputs {
             frame,
             marks,
-            distance2,
+            marked,
+            near,
             me,
             radius2,
             latest,
             base,
         } = inputs;
-        self.items.clear();
-        self.order.clear();
+        let most = marked + base.keys.len();
+        if self.items.len() < most {
+            let none = Item {
+                act: Act::Leave,
+                base: 0,
+                now: 0,
+            };
+            self.items.resize(most, none);
+            self.terms.resize(most, Terms::default());
+            self.order.resize(most, 0);
+        }
+        let mut out = Out {
+            items: &mut self.items,
+            terms: &mut self.terms,
+            len: 0,
+        };
         let (mut at_latest, mut at_base, mut leaves) = (0, 0, 0);
         let me = key(me);
         let (base_keys, base_states) = (&base.keys[..], &base.states[..]);
-        let leave = |plan: &mut Plan, b: usize| {
+        let leave = |out: &mut Out<'_>, b: usize| {
             let item = Item {
                 act: Act::Leave,
-                cost: cost(net_id_len(&base_states[b].id)),
                 base: b as u32,
                 now: u32::MAX,
             };
-            plan.push(item, f32::NEG_INFINITY);
+            out.push(item, Terms::FIRST);
         };
-        // Frame indices follow ids, so the marks, walked in index order, visit the
-        // candidates in id order; the views are walked alongside.
+        // The marks, walked in rank order, visit the candidates in id order; the views are
+        // walked alongside.
         for (w, word) in marks.iter_mut().enumerate() {
             let mut bits = std::mem::take(word);
             while bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
+                let (place, d2) = near[w * 64 + bits.trailing_zeros() as usize];
                 bits &= bits - 1;
-                let (id, d2) = (frame.keys[i], distance2[i]);
+                let body = &frame.bodies[place as usize];
+                let id = body.key;
                 // Baseline entities before this one are not candidates: they leave.
-                while at_base < base_keys.len() && base_keys[at_base] < id {
-                    leave(self, at_base);
+                while base_keys.get(at_base).is_some_and(|&key| key < id) {
+                    leave(&mut out, at_base);
                     leaves += 1;
                     at_base += 1;
                 }
-                let in_base = at_base < base_keys.len() && base_keys[at_base] == id;
+                let in_base = base_keys.get(at_base) == Some(&id);
                 let known = match latest {
                     None => in_base.then(|| &base_states[at_base]),
                     Some(latest) => {
                         let keys = &latest.keys[..];
-                        while at_latest < keys.len() && keys[at_latest] < id {
+                        while keys.get(at_latest).is_some_and(|&key| key < id) {
                             at_latest += 1;
                         }
-                        (at_latest < keys.len() && keys[at_latest] == id)
-                            .then(|| &latest.states[at_latest])
+                        (keys.get(at_latest) == Some(&id)).then(|| &latest.states[at_latest])
                     }
                 };
                 let is_me = id == me;
@@ -214,51 +300,48 @@ impl Plan {
                     // Out of view; should the baseline hold it, it leaves (next round).
                     continue;
                 }
-                let state = &frame.states[i];
-                let enter_cost = u16::from(frame.enter_costs[i]);
+                let state = &body.state;
                 let item = if in_base {
                     let old = &base_states[at_base];
                     at_base += 1;
-                    let (act, cost) = if old.kind != state.kind || old.radius_cm != state.radius_cm
-                    {
-                        (Act::Replace, cost(net_id_len(&old.id)) + enter_cost)
-                    } else if old == state {
+                    let act = if old.kind != state.kind || old.radius_cm != state.radius_cm {
+                        Act::Replace
+                    } else if old.pos == state.pos && old.motion == state.motion {
                         continue;
                     } else {
-                        let dx = state.pos.x_cm.wrapping_sub(old.pos.x_cm);
-                        let dy = state.pos.y_cm.wrapping_sub(old.pos.y_cm);
-                        // The id, both deltas, the motion's option tag and, when it
-                        // changed, the motion.
-                        let motion = 1 + u16::from(state.motion != old.motion);
-                        let id_cost = u16::from(frame.id_costs[i]);
-                        (
-                            Act::Change,
-                            id_cost + delta_len(dx) + delta_len(dy) + motion,
-                        )
+                        Act::Change
                     };
                     Item {
                         act,
-                        cost,
                         base: at_base as u32 - 1,
-                        now: i as u32,
+                        now: place,
                     }
                 } else {
                     // Where it would go in the baseline.
                     Item {
                         act: Act::Enter,
-                        cost: enter_cost,
                         base: at_base as u32,
-                        now: i as u32,
+                        now: place,
                     }
                 };
-                self.push(item, priority(is_me, d2, known, state));
+                let terms = if is_me {
+                    Terms::FIRST
+                } else {
+                    Terms::new(d2, known, state)
+                };
+                out.push(item, terms);
             }
         }
         for b in at_base..base_keys.len() {
-            leave(self, b);
+            leave(&mut out, b);
             leaves += 1;
         }
-        leaves
+        let count = out.len;
+        let ranked = self.order[..count].iter_mut().zip(&self.terms[..count]);
+        for (i, (key, terms)) in ranked.enumerate() {
+            *key = rank_key(terms.rank(), i as u32);
+        }
+        (count, leaves)
     }
 
     /// Builds the client's snapshot datagram in `datagram` (cleared first; header: tick,
@@ -273,15 +356,17 @@ impl Plan {
         datagram: &mut Vec<u8>,
     ) -> Result<(), BuildError> {
         let (frame, base) = (inputs.frame, inputs.base);
-        let leaves = self.merge(inputs);
+        let (count, leaves) = self.merge(inputs);
         let (tick, baseline_tick, last_input_seq) = header;
         let Plan {
             items,
             order,
             sent,
+            terms: _,
             snapshot,
             later,
         } = self;
+        let (items, order) = (&items[..count], &mut order[..count]);
         snapshot.tick = tick;
         snapshot.baseline_tick = baseline_tick;
         snapshot.last_input_seq = last_input_seq;
@@ -318,12 +403,15 @@ impl Plan {
             }
             let keys: &[u64] = match pass {
                 Pass::Head => head,
+                // Everything in the tail costs at least `MIN_OTHER_BYTES` (the leaves rank
+                // first: they are all in the head).
+                Pass::Tail if room < MIN_OTHER_BYTES => break,
                 Pass::Tail => {
                     later.clear();
-                    later.extend(
-                        tail.iter()
-                            .filter(|&&k| usize::from(items[k as u32 as usize].cost) <= room),
-                    );
+                    later
+                        .extend(tail.iter().filter(|&&k| {
+                            item_cost(items[k as u32 as usize], frame, base) <= room
+                        }));
                     later.sort_unstable();
                     later
                 }
@@ -334,12 +422,13 @@ impl Plan {
                 }
                 let at = k as u32 as usize;
                 let item = items[at];
-                if used + usize::from(item.cost) > budget_bytes {
+                let cost = item_cost(item, frame, base);
+                if used + cost > budget_bytes {
                     continue;
                 }
-                used += usize::from(item.cost);
+                used += cost;
                 sent[at / 64] |= 1 << (at % 64);
-                let now = || &frame.states[item.now as usize];
+                let now = || &frame.bodies[item.now as usize].state;
                 let old = || &base.states[item.base as usize];
                 match item.act {
                     Act::Leave => snapshot.left.push(old().id),
@@ -365,12 +454,12 @@ impl Plan {
                 let at = item.base as usize;
                 view.extend_from(base, copied..at);
                 copied = at;
-                let now = item.now as usize;
+                let now = || &frame.bodies[item.now as usize];
                 match item.act {
                     Act::Leave => copied += 1,
-                    Act::Enter => view.push(frame.keys[now], frame.states[now]),
+                    Act::Enter => view.push(now().key, now().state),
                     Act::Change | Act::Replace => {
-                        view.push(frame.keys[now], frame.states[now]);
+                        view.push(now().key, now().state);
                         copied += 1;
                     }
                 }

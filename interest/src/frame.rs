@@ -5,15 +5,30 @@ use protocol::EntityState;
 use crate::ViewRange;
 
 /// Every body's wire state at one tick, bucketed in a grid.
+///
+/// Bodies are stored cell by cell (row-major), so the bodies near one viewer lie in a few
+/// runs of memory: its query, and then its delta's merge, read them from cache. Each body
+/// also has its place in id order (its rank), which the merge walks in.
 pub struct Frame {
     pub(crate) range: ViewRange,
-    pub(crate) states: Vec<EntityState>,
-    /// Each body's id as one ordered integer ([`crate::delta::key`]) and the bytes its full
-    /// state takes on the wire: the same for every viewer, so computed once per frame.
-    pub(crate) keys: Vec<u64>,
-    pub(crate) enter_costs: Vec<u8>,
-    pub(crate) id_costs: Vec<u8>,
+    /// Every body, cell by cell.
+    pub(crate) bodies: Vec<Body>,
+    /// Each body's rank in id order, cell by cell like `bodies`.
+    ranks: Vec<u32>,
+    /// Each body's position (metres), cell by cell like `bodies`.
+    positions: Vec<(f32, f32)>,
     grid: Grid,
+}
+
+/// One body's wire state, with what is the same for every viewer computed once per frame:
+/// its id as one ordered integer ([`crate::delta::key`]), the bytes its full state and its
+/// id take on the wire.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Body {
+    pub key: u64,
+    pub state: EntityState,
+    pub enter_cost: u8,
+    pub id_cost: u8,
 }
 
 struct Grid {
@@ -21,18 +36,8 @@ struct Grid {
     cell_m: f32,
     cols: usize,
     rows: usize,
-    /// `starts[c]..starts[c + 1]` indexes `entries` for cell `c`.
+    /// `starts[c]..starts[c + 1]` indexes the frame's bodies for cell `c`.
     starts: Vec<u32>,
-    /// Every body's position and frame index, cell by cell (row-major), so that a view's
-    /// query reads memory in order.
-    entries: Vec<GridEntry>,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct GridEntry {
-    x: f32,
-    y: f32,
-    index: u32,
 }
 
 impl Grid {
@@ -82,9 +87,8 @@ impl Frame {
             cols,
             rows,
             starts: vec![0; cols * rows + 1],
-            entries: vec![GridEntry::default(); positions.len()],
         };
-        // Counting sort of entity indices by cell.
+        // Counting sort of the bodies' ranks (their places in id order) by cell.
         let cells: Vec<usize> = positions
             .iter()
             .map(|&(x, y)| {
@@ -99,48 +103,48 @@ impl Frame {
             grid.starts[i] += grid.starts[i - 1];
         }
         let mut fill = grid.starts.clone();
-        for (i, (&cell, &(x, y))) in cells.iter().zip(&positions).enumerate() {
-            grid.entries[fill[cell] as usize] = GridEntry {
-                x,
-                y,
-                index: i as u32,
-            };
+        let mut ranks = vec![0; states.len()];
+        for (rank, &cell) in cells.iter().enumerate() {
+            ranks[fill[cell] as usize] = rank as u32;
             fill[cell] += 1;
         }
-        let keys = states
+        let bodies = ranks
             .iter()
-            .map(|state| crate::delta::key(state.id))
+            .map(|&rank| {
+                let state = states[rank as usize];
+                Body {
+                    key: crate::delta::key(state.id),
+                    state,
+                    enter_cost: protocol::codec::entity_len(&state).min(255) as u8,
+                    id_cost: protocol::codec::net_id_len(&state.id).min(255) as u8,
+                }
+            })
             .collect();
-        let enter_costs = states
-            .iter()
-            .map(|state| protocol::codec::entity_len(state).min(255) as u8)
-            .collect();
-        let id_costs = states
-            .iter()
-            .map(|state| protocol::codec::net_id_len(&state.id).min(255) as u8)
-            .collect();
+        let positions = ranks.iter().map(|&rank| positions[rank as usize]).collect();
         Frame {
             range,
-            states,
-            keys,
-            enter_costs,
-            id_costs,
+            bodies,
+            ranks,
+            positions,
             grid,
         }
     }
 
     /// Number of bodies.
     pub fn len(&self) -> usize {
-        self.states.len()
+        self.bodies.len()
     }
 
     /// Whether there are no bodies.
     pub fn is_empty(&self) -> bool {
-        self.states.is_empty()
+        self.bodies.is_empty()
     }
 
-    /// Calls `visit(index, squared distance)` for every body within `radius` of `at`.
-    pub(crate) fn near(&self, at: (f32, f32), radius: f32, mut visit: impl FnMut(u32, f32)) {
+    /// Calls `visit(place, rank, squared distance)` for every body within `radius` of `at`,
+    /// and for some a little further (those in the cells the circle reaches): its place in
+    /// [`Frame::bodies`] and its rank in id order. Telling the two apart is the caller's
+    /// test, which it can make without a branch.
+    pub(crate) fn near(&self, at: (f32, f32), radius: f32, mut visit: impl FnMut(u32, u32, f32)) {
         let grid = &self.grid;
         let radius2 = radius * radius;
         let (_, r0) = grid.cell_of(at.0, at.1 - radius);
@@ -163,11 +167,12 @@ impl Frame {
             }
             let first = row * grid.cols;
             let cells = grid.starts[first + c0] as usize..grid.starts[first + c1 + 1] as usize;
-            for entry in &grid.entries[cells] {
-                let d2 = (entry.x - at.0).powi(2) + (entry.y - at.1).powi(2);
-                if d2 <= radius2 {
-                    visit(entry.index, d2);
-                }
+            let places = cells.start as u32..cells.end as u32;
+            for ((place, &(x, y)), &rank) in places
+                .zip(&self.positions[cells.clone()])
+                .zip(&self.ranks[cells])
+            {
+                visit(place, rank, (x - at.0).powi(2) + (y - at.1).powi(2));
             }
         }
     }

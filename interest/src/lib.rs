@@ -60,12 +60,12 @@ pub struct ClientView {
 }
 
 /// Working memory shared by every client's snapshot in a tick (one per thread): a mark per
-/// body of the frame and its squared distance from the current viewer, and the delta
-/// builder's buffers.
+/// body of the frame (in id order) and, for the marked, where the frame keeps it and its
+/// squared distance from the current viewer; and the delta builder's buffers.
 #[derive(Debug, Default)]
 pub struct Scratch {
     marks: Vec<u64>,
-    distance2: Vec<f32>,
+    near: Vec<(u32, f32)>,
     plan: delta::Plan,
 }
 
@@ -73,7 +73,7 @@ impl Scratch {
     /// Sizes the scratch for a frame of `bodies` (marks start and end all clear).
     fn prepare(&mut self, bodies: usize) {
         self.marks.resize(bodies.div_ceil(64), 0);
-        self.distance2.resize(bodies, 0.0);
+        self.near.resize(bodies, (0, 0.0));
     }
 }
 
@@ -142,14 +142,16 @@ impl ClientView {
         let range = frame.range;
         let outer = range.radius_m + range.hysteresis_m.max(0.0);
         scratch.prepare(frame.len());
-        let Scratch {
-            marks,
-            distance2,
-            plan,
-        } = scratch;
-        frame.near(at, outer, |i, d2| {
-            marks[(i / 64) as usize] |= 1 << (i % 64);
-            distance2[i as usize] = d2;
+        let Scratch { marks, near, plan } = scratch;
+        let mut marked = 0;
+        let outer2 = outer * outer;
+        // Without a branch: a body the circle misses sets no mark, and what it writes in
+        // `near` is never read.
+        frame.near(at, outer, |place, rank, d2| {
+            let inside = d2 <= outer2;
+            marks[(rank / 64) as usize] |= u64::from(inside) << (rank % 64);
+            near[rank as usize] = (place, d2);
+            marked += usize::from(inside);
         });
         let newest = self.history.back();
         let (baseline_tick, base) = match self
@@ -170,7 +172,8 @@ impl ClientView {
         let inputs = delta::Inputs {
             frame,
             marks,
-            distance2,
+            marked,
+            near,
             me,
             radius2: range.radius_m * range.radius_m,
             latest,
