@@ -5,7 +5,8 @@
 #
 # Usage: loadtest/bench.sh [NPCS] [BOTS] [SECONDS]; SWARM_THREADS (default 2) sets the
 # swarm's threads; QUIC and METRICS (default 127.0.0.1:4433 and :9100) the server's
-# addresses. The swarm's CPU time, the server's per thread kind, the datagrams it sent and
+# addresses; SERVER_BIN runs another server binary (say, the previous commit's, for runs
+# interleaved with this one's). The swarm's CPU time, the server's per thread kind, the datagrams it sent and
 # its snapshot stride are printed at the end: a swarm thread busy for the whole run cannot
 # keep up, and then the figures measure it, not the server.
 # Targets: all bots connected, server tick p99 <= 25 ms, snapshot interval p99 <= 60 ms,
@@ -20,10 +21,11 @@ OUT=target/bench
 mkdir -p "$OUT"
 
 cargo build --release -p server -p loadtest
+SERVER_BIN=${SERVER_BIN:-target/release/server}
 
 QUIC=${QUIC:-127.0.0.1:4433}
 METRICS=${METRICS:-127.0.0.1:9100}
-target/release/server run --listen "$QUIC" --metrics-listen "$METRICS" --npcs "$NPCS" \
+"$SERVER_BIN" run --listen "$QUIC" --metrics-listen "$METRICS" --npcs "$NPCS" \
   --max-clients "$((BOTS + 100))" --max-clients-per-ip "$((BOTS + 100))" --log-format json \
   >"$OUT/server.log" 2>&1 &
 SERVER=$!

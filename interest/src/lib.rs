@@ -6,7 +6,7 @@
 //! bodies just the same ([`Frame::from_states`]).
 //!
 //! Once per tick the caller builds a [`Frame`] of every body's wire state, bucketed in a
-//! uniform grid (positions stored cell by cell, so a query reads memory in order and visits
+//! uniform grid (bodies stored cell by cell, so a query reads memory in order and visits
 //! only the columns its circle reaches in each row). Per client,
 //! [`ClientView::snapshot`] gathers the entities within the view radius of its character
 //! (those already in view stay until they are `hysteresis` further away, so entities on the
