@@ -169,6 +169,13 @@ pub struct Config {
     /// Threads that build snapshots, each serving a fixed share of the clients; 0: the
     /// cores left after the world's thread (at least one).
     pub snapshot_workers: u32,
+    /// Niceness the world thread asks for (Linux: −20 runs first, 19 last; 0, the default,
+    /// leaves it at the process's). The world's tick waits only for the CPU, so on a busy
+    /// machine a negative value keeps its ticks on time; but the time it takes first is
+    /// then missing elsewhere (on a saturated machine, QUIC falls behind: see
+    /// docs/benchmarks.md). Below 0 needs `CAP_SYS_NICE` (root has it; in Docker,
+    /// `cap_add: [SYS_NICE]`); without it the server logs a warning and goes on.
+    pub world_nice: i32,
     /// Receive buffer to ask the kernel for on the QUIC socket, bytes. Linux grants at most
     /// `net.core.rmem_max` (the server warns when it gets less); a burst of packets beyond
     /// the buffer is dropped by the kernel (`mmo_udp_receive_drops_total`).
@@ -235,6 +242,7 @@ impl Default for Config {
             retry: true,
             slow_client_ticks: 200,
             snapshot_workers: 0,
+            world_nice: 0,
             socket_recv_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             socket_send_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             log_format: LogFormat::Human,
@@ -315,6 +323,7 @@ impl Config {
                 got: self.snapshot_workers.to_string(),
             });
         }
+        between("world_nice", self.world_nice, -20..=19)?;
         between(
             "socket_recv_buffer_bytes",
             self.socket_recv_buffer_bytes,

@@ -19,6 +19,7 @@ mod http;
 pub mod interest;
 pub mod metrics;
 pub mod persist;
+pub mod priority;
 mod progress;
 pub mod run;
 mod sample;

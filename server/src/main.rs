@@ -63,6 +63,10 @@ struct RunArgs {
     /// [default: 0].
     #[arg(long, value_name = "N", env = "MMO_SNAPSHOT_WORKERS")]
     snapshot_workers: Option<u32>,
+    /// Niceness the world thread asks for, -20 (first) to 19 (last); 0 leaves it; below 0
+    /// needs CAP_SYS_NICE, else a warning [default: 0].
+    #[arg(long, value_name = "N", env = "MMO_WORLD_NICE", allow_hyphen_values = true)]
+    world_nice: Option<i32>,
     /// Seed of the spawn generator and the world [default: 1].
     #[arg(long, value_name = "K", env = "MMO_SEED")]
     seed: Option<u64>,
@@ -347,6 +351,7 @@ fn config_of(args: RunArgs) -> Result<Config> {
         max_clients,
         max_clients_per_ip,
         snapshot_workers,
+        world_nice,
         seed,
         path_budget,
         path_budget_per_body,

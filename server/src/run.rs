@@ -324,10 +324,12 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
     let (ended_tx, ended_rx) = oneshot::channel::<()>();
     let world_thread = {
         let stop = Arc::clone(&stop);
+        let world_nice = config.world_nice;
         std::thread::Builder::new()
             .name("world".to_owned())
             .spawn(move || {
                 let _ended = ended_tx;
+                crate::priority::apply("world", world_nice);
                 world_body(world_rx, stop);
                 // The world saved everyone as it stopped; the writer takes that to the
                 // store before the thread ends.
