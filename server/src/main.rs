@@ -65,7 +65,12 @@ struct RunArgs {
     snapshot_workers: Option<u32>,
     /// Niceness the world thread asks for, -20 (first) to 19 (last); 0 leaves it; below 0
     /// needs CAP_SYS_NICE, else a warning [default: 0].
-    #[arg(long, value_name = "N", env = "MMO_WORLD_NICE", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        env = "MMO_WORLD_NICE",
+        allow_hyphen_values = true
+    )]
     world_nice: Option<i32>,
     /// Seed of the spawn generator and the world [default: 1].
     #[arg(long, value_name = "K", env = "MMO_SEED")]
