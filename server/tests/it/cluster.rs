@@ -349,30 +349,32 @@ fn bad_cluster_files_get_one_clear_error_line() {
         (&gapped, "a", "no zone owns the walkable point"),
         (&overlapping, "west", "zones \"west\" and \"east\" overlap"),
     ];
-    for (path, zone, expected) in cases {
+    // Runs the server with `args`; it must fail with one line naming `expected`.
+    let fails_in_one_line = |args: &[&std::ffi::OsStr], expected: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_server"))
-            .args(["zone", "--cluster"])
-            .arg(path)
-            .args(["--zone", zone])
+            .args(args)
             .env("RUST_LOG", "off")
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{zone}: {stderr}");
+        assert!(!out.status.success(), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
         assert!(stderr.contains(expected), "{expected:?} in {stderr}");
+    };
+    for (path, zone, expected) in cases {
+        let args = ["zone", "--cluster"].map(std::ffi::OsStr::new);
+        let zone_args = ["--zone", zone].map(std::ffi::OsStr::new);
+        fails_in_one_line(
+            &[&args[..], &[path.as_os_str()], &zone_args[..]].concat(),
+            expected,
+        );
     }
     // The census reads the same file: NATS unreachable is one line too.
-    let out = Command::new(env!("CARGO_BIN_EXE_server"))
-        .args(["census", "--seconds", "1", "--cluster"])
-        .arg(&file)
-        .env("RUST_LOG", "off")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "census: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.contains("cannot reach NATS"), "{stderr}");
+    let args = ["census", "--seconds", "1", "--cluster"].map(std::ffi::OsStr::new);
+    fails_in_one_line(
+        &[&args[..], &[file.as_os_str()]].concat(),
+        "cannot reach NATS",
+    );
 }
 
 /// nats-server restarted under a running cluster: the zones reconnect by themselves, their
