@@ -187,6 +187,9 @@ pub enum SnapshotDrop {
     /// A snapshot worker was still busy with an older tick (every client of its shard
     /// misses this tick's snapshot; counted once per worker per tick).
     Behind,
+    /// The client's last snapshot was still waiting in its connection's send buffer (its
+    /// QUIC stack had not sent it yet), so this one was not built.
+    Backlog,
 }
 
 impl LabelValue for SnapshotDrop {
@@ -195,12 +198,14 @@ impl LabelValue for SnapshotDrop {
         SnapshotDrop::Budget,
         SnapshotDrop::Congested,
         SnapshotDrop::Behind,
+        SnapshotDrop::Backlog,
     ];
     fn name(self) -> &'static str {
         match self {
             SnapshotDrop::Budget => "budget",
             SnapshotDrop::Congested => "congested",
             SnapshotDrop::Behind => "behind",
+            SnapshotDrop::Backlog => "backlog",
         }
     }
 }
@@ -493,7 +498,7 @@ impl Metrics {
         );
         r.register(
             "mmo_snapshots_dropped",
-            "Snapshots not sent (behind: ticks whose snapshots were skipped for all)",
+            "Snapshots not sent (behind: ticks whose snapshots were skipped for all; backlog: the last one had not left yet)",
             self.snapshots_dropped.clone(),
         );
         r.register(

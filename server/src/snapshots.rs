@@ -108,8 +108,29 @@ struct Viewer {
     view: ClientView,
     /// Bandwidth tokens, bytes.
     tokens: f64,
+    /// The most free space its send buffer has shown: less means a snapshot still waits
+    /// there.
+    send_room: usize,
     congested_ticks: u32,
     kicked: bool,
+}
+
+impl Viewer {
+    /// One more snapshot in a row that the connection could not take; at `limit`, the
+    /// session is told to end (a client that does not keep up).
+    fn note_congested(&mut self, limit: u32) {
+        self.congested_ticks += 1;
+        if self.congested_ticks >= limit {
+            self.kicked = true;
+            let _ = self.kick.try_send(Kick {
+                reason: DisconnectReason::SlowClient,
+                text: format!(
+                    "your connection dropped {} snapshots in a row",
+                    self.congested_ticks
+                ),
+            });
+        }
+    }
 }
 
 /// A sink that only counts the bytes sent to it (no limit, never congested): for benches
@@ -183,6 +204,7 @@ impl Snapshotter {
                     kick: new.kick,
                     view: ClientView::new(),
                     tokens: per_tick,
+                    send_room: 0,
                     congested_ticks: 0,
                     kicked: false,
                 },
@@ -214,6 +236,17 @@ impl Snapshotter {
             let Some(path_max) = viewer.sink.max_datagram_size() else {
                 continue;
             };
+            // The last snapshot still waits in the connection's send buffer (its QUIC stack
+            // is behind, or the path is congested): a new one would only queue behind it,
+            // staler with every tick, so this turn is skipped before any work goes into it.
+            // The bandwidth it would have used stays banked.
+            let space = viewer.sink.send_space();
+            viewer.send_room = viewer.send_room.max(space);
+            if space < viewer.send_room {
+                self.metrics.snapshot_dropped(SnapshotDrop::Backlog);
+                viewer.note_congested(self.config.slow_client_ticks);
+                continue;
+            }
             let budget = (self.config.snapshot_max_bytes as usize)
                 .min(path_max)
                 .min(viewer.tokens as usize);
@@ -233,17 +266,7 @@ impl Snapshotter {
             let datagram = &self.datagram;
             if viewer.sink.send_space() < datagram.len() {
                 self.metrics.snapshot_dropped(SnapshotDrop::Congested);
-                viewer.congested_ticks += 1;
-                if viewer.congested_ticks >= self.config.slow_client_ticks {
-                    viewer.kicked = true;
-                    let _ = viewer.kick.try_send(Kick {
-                        reason: DisconnectReason::SlowClient,
-                        text: format!(
-                            "your connection dropped {} snapshots in a row",
-                            viewer.congested_ticks
-                        ),
-                    });
-                }
+                viewer.note_congested(self.config.slow_client_ticks);
                 continue;
             }
             viewer.congested_ticks = 0;
@@ -286,6 +309,35 @@ mod tests {
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .push(datagram.len());
+            true
+        }
+    }
+
+    /// A connection's datagram send buffer of 10,000 bytes: what is sent waits there until
+    /// the test lets the connection drain it.
+    #[derive(Clone, Default)]
+    struct SendBuffer {
+        queued: Arc<AtomicUsize>,
+        sent: Arc<AtomicUsize>,
+    }
+
+    impl SendBuffer {
+        const CAPACITY: usize = 10_000;
+        fn drain(&self) {
+            self.queued.store(0, Ordering::Relaxed);
+        }
+    }
+
+    impl DatagramSink for SendBuffer {
+        fn max_datagram_size(&self) -> Option<usize> {
+            Some(1_200)
+        }
+        fn send_space(&self) -> usize {
+            Self::CAPACITY - self.queued.load(Ordering::Relaxed)
+        }
+        fn send(&self, datagram: Bytes) -> bool {
+            self.queued.fetch_add(datagram.len(), Ordering::Relaxed);
+            self.sent.fetch_add(1, Ordering::Relaxed);
             true
         }
     }
@@ -440,5 +492,72 @@ mod tests {
             allocations <= 2 * (buffers + 1),
             "{allocations} allocations for {ticks} snapshots of {bytes} bytes"
         );
+    }
+
+    /// A client whose connection has not sent its last snapshot yet gets no new one (none
+    /// is built to queue behind the old); once the connection drains, snapshots flow again;
+    /// a connection that never drains ends the session as a slow client.
+    #[test]
+    fn no_snapshot_is_built_while_the_last_one_waits_to_leave() {
+        let metrics = Arc::new(Metrics::default());
+        let slow_client_ticks = 5;
+        let mut snapshotter = Snapshotter::new(
+            SnapshotConfig {
+                bandwidth_cap_bytes_per_sec: 16_000,
+                snapshot_max_bytes: 800,
+                slow_client_ticks,
+                workers: 1,
+            },
+            Arc::clone(&metrics),
+        );
+        let buffer = SendBuffer::default();
+        let (kick, mut kicks) = mpsc::channel(1);
+        let mut changes = Membership::default();
+        changes.joined.push(NewViewer {
+            session: 1,
+            sink: Box::new(buffer.clone()),
+            kick,
+        });
+        let mut serve = |tick: u64, changes: Membership| {
+            let job = SnapshotJob {
+                tick,
+                frame: Arc::new(frame(tick)),
+                clients: vec![ClientTick {
+                    session: 1,
+                    me: NetId {
+                        index: 0,
+                        generation: 0,
+                    },
+                    at: (50.0, 50.0),
+                    applied_seq: 0,
+                }],
+                changes,
+            };
+            snapshotter.serve(job, 1);
+        };
+        // Drained between ticks: one snapshot a tick.
+        serve(1, std::mem::take(&mut changes));
+        for tick in 2..=10 {
+            buffer.drain();
+            serve(tick, Membership::default());
+        }
+        assert_eq!(buffer.sent.load(Ordering::Relaxed), 10);
+        // Not drained: the tick's snapshot is not built, a few ticks in a row.
+        for tick in 11..=13 {
+            serve(tick, Membership::default());
+        }
+        assert_eq!(buffer.sent.load(Ordering::Relaxed), 10);
+        assert!(kicks.try_recv().is_err(), "kicked too early");
+        // Drained again: the next tick has its snapshot.
+        buffer.drain();
+        serve(14, Membership::default());
+        assert_eq!(buffer.sent.load(Ordering::Relaxed), 11);
+        // Never drained again: after `slow_client_ticks` turns in a row, the session ends.
+        for tick in 15..15 + u64::from(slow_client_ticks) {
+            serve(tick, Membership::default());
+        }
+        assert_eq!(buffer.sent.load(Ordering::Relaxed), 11);
+        let kicked = kicks.try_recv().expect("the slow client is told to go");
+        assert_eq!(kicked.reason, DisconnectReason::SlowClient);
     }
 }
