@@ -47,8 +47,9 @@ time target/release/loadtest --threads "${SWARM_THREADS:-2}" --server "$QUIC" --
   --metrics "http://$METRICS/metrics" --report "$OUT/report.json" --slo loadtest/bench-slo.toml
 STATUS=$?
 set -e
-# What the server sent, and its snapshot stride at the end (1: every client every tick).
-curl -s "http://$METRICS/metrics" | grep -E '^mmo_(datagrams_out_total|snapshot_stride) ' || true
+# What the server sent, the snapshots it did not send and why, and its snapshot stride at
+# the end (1: every client every tick).
+curl -s "http://$METRICS/metrics" | grep -E '^mmo_(datagrams_out_total|snapshot_stride|snapshots_dropped_total)[ {]' || true
 # The server's own CPU time so far, per thread kind (world, snapshot workers, the QUIC
 # runtime), from /proc: where a core's worth of work per client goes.
 TICKS=$(getconf CLK_TCK)
