@@ -73,11 +73,18 @@ impl BodyGrid {
         }
     }
 
-    /// Calls `f(i, disc, cx, cy)` for every body in the cells `cells` (a
-    /// [`BodyGrid::cell_box`]: the same bodies in the same order as
-    /// [`BodyGrid::for_each_near`] with the same point and reach), with its disc and its
-    /// cell's column and row.
-    pub(crate) fn for_each_disc_in(
+    /// Calls `f(i, disc)` for every body in the cells `cells` (a [`BodyGrid::cell_box`]:
+    /// the same bodies in the same order as [`BodyGrid::for_each_near`] with the same point
+    /// and reach), with its disc.
+    pub(crate) fn for_each_disc_in(&self, cells: [usize; 4], mut f: impl FnMut(usize, [f32; 3])) {
+        self.for_each_placed_disc_in(cells, |i, disc, _, _| f(i, disc));
+    }
+
+    /// As [`BodyGrid::for_each_disc_in`], with each body's place in the grid's order and
+    /// its cell's row, for [`BodyGrid::places_in`].
+    ///
+    /// The cells of one row are consecutive in `items`, so each row is read as one run.
+    pub(crate) fn for_each_placed_disc_in(
         &self,
         cells: [usize; 4],
         mut f: impl FnMut(usize, [f32; 3], usize, usize),
@@ -85,16 +92,30 @@ impl BodyGrid {
         let [x0, y0, x1, y1] = cells;
         for cy in y0..=y1 {
             let row = cy * self.cols;
-            for cx in x0..=x1 {
-                let (from, to) = (
-                    self.start[row + cx] as usize,
-                    self.start[row + cx + 1] as usize,
-                );
-                for k in from..to {
-                    f(self.items[k] as usize, self.discs[k], cx, cy);
-                }
+            let (from, to) = (
+                self.start[row + x0] as usize,
+                self.start[row + x1 + 1] as usize,
+            );
+            let places = from..to;
+            for ((&i, &disc), k) in self.items[from..to]
+                .iter()
+                .zip(&self.discs[from..to])
+                .zip(places)
+            {
+                f(i as usize, disc, k, cy);
             }
         }
+    }
+
+    /// Whether the body at place `k`, in row `cy` (as [`BodyGrid::for_each_placed_disc_in`]
+    /// hands them over), lies in the cells `cells`.
+    pub(crate) fn places_in(&self, cells: [usize; 4], k: usize, cy: usize) -> bool {
+        let [x0, y0, x1, y1] = cells;
+        if !(y0..=y1).contains(&cy) {
+            return false;
+        }
+        let row = cy * self.cols;
+        (self.start[row + x0] as usize..self.start[row + x1 + 1] as usize).contains(&k)
     }
 
     fn coords(&self, p: Vec2) -> (usize, usize) {

@@ -143,7 +143,7 @@ impl World {
                 let vels = &self.anticipation.vels;
                 let bodies = &self.bodies;
                 let mut push = Vec2::ZERO;
-                self.grid.for_each_disc_in(cells, |j, [x, y, rj], _, _| {
+                self.grid.for_each_disc_in(cells, |j, [x, y, rj]| {
                     if j == i || rj < 0.0 {
                         return;
                     }
