@@ -3,6 +3,23 @@
 
 use crate::types::Vec2;
 
+/// The cell along one axis of an offset of `f` cells from the grid's origin, the last
+/// cell being `last` (a whole number): the floor, clamped to the grid.
+///
+/// Truncation is the floor for the positive values it is used on; zero, negative and NaN
+/// offsets clamp to the first cell, as a floor would. (The libm `floor` call was a
+/// measurable share of a crowded tick.) Clamping before truncating gives the same cell as
+/// after, `last` being whole, and keeps the value within an `i32`, whose conversion is
+/// shorter than a `usize` one.
+#[inline]
+fn axis_cell(f: f32, last: f32) -> usize {
+    if f > 0.0 {
+        f.min(last) as i32 as usize
+    } else {
+        0
+    }
+}
+
 /// Bodies bucketed by cell (compressed rows: `start[c]..start[c + 1]` indexes `items`).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BodyGrid {
@@ -10,6 +27,9 @@ pub(crate) struct BodyGrid {
     inv_cell: f32,
     cols: usize,
     rows: usize,
+    /// `cols - 1` and `rows - 1`, as floats (see [`axis_cell`]).
+    last_col: f32,
+    last_row: f32,
     start: Vec<u32>,
     items: Vec<u32>,
     cell_of: Vec<u32>,
@@ -32,6 +52,8 @@ impl BodyGrid {
         self.inv_cell = 1.0 / cell;
         self.cols = (((max.x - min.x) * self.inv_cell).ceil() as usize).clamp(1, 4096);
         self.rows = (((max.y - min.y) * self.inv_cell).ceil() as usize).clamp(1, 4096);
+        self.last_col = (self.cols - 1) as f32;
+        self.last_row = (self.rows - 1) as f32;
         let cells = self.cols * self.rows;
         self.start.clear();
         self.start.resize(cells + 1, 0);
@@ -119,22 +141,9 @@ impl BodyGrid {
     }
 
     fn coords(&self, p: Vec2) -> (usize, usize) {
-        // `as usize` truncates, which is the floor for the positive values it is used on;
-        // zero, negative and NaN offsets clamp to the first cell, as a floor would. (The
-        // libm `floor` call was a measurable share of a crowded tick.)
         let fx = (p.x - self.origin.x) * self.inv_cell;
         let fy = (p.y - self.origin.y) * self.inv_cell;
-        let cx = if fx > 0.0 {
-            (fx as usize).min(self.cols - 1)
-        } else {
-            0
-        };
-        let cy = if fy > 0.0 {
-            (fy as usize).min(self.rows - 1)
-        } else {
-            0
-        };
-        (cx, cy)
+        (axis_cell(fx, self.last_col), axis_cell(fy, self.last_row))
     }
 
     /// The cells `[x0, y0, x1, y1]` (inclusive) that [`BodyGrid::for_each_near`] visits for
