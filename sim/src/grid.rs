@@ -97,9 +97,19 @@ impl BodyGrid {
 
     /// Calls `f(i, disc)` for every body in the cells `cells` (a [`BodyGrid::cell_box`]:
     /// the same bodies in the same order as [`BodyGrid::for_each_near`] with the same point
-    /// and reach), with its disc.
-    pub(crate) fn for_each_disc_in(&self, cells: [usize; 4], mut f: impl FnMut(usize, [f32; 3])) {
-        self.for_each_placed_disc_in(cells, |i, disc, _, _| f(i, disc));
+    /// and reach) whose disc passes `keep`, with its disc.
+    ///
+    /// `keep` is asked about every disc of a run before `f` sees the kept ones: written
+    /// without short-circuits (`&` rather than `&&`), it compiles to straight-line code,
+    /// and the scan does not pay a mispredicted branch for each body a crowd's
+    /// unpredictable geometry drops.
+    pub(crate) fn for_each_disc_in(
+        &self,
+        cells: [usize; 4],
+        keep: impl Fn([f32; 3]) -> bool,
+        mut f: impl FnMut(usize, [f32; 3]),
+    ) {
+        self.for_each_placed_disc_in(cells, keep, |i, disc, _, _| f(i, disc));
     }
 
     /// As [`BodyGrid::for_each_disc_in`], with each body's place in the grid's order and
@@ -109,22 +119,32 @@ impl BodyGrid {
     pub(crate) fn for_each_placed_disc_in(
         &self,
         cells: [usize; 4],
+        keep: impl Fn([f32; 3]) -> bool,
         mut f: impl FnMut(usize, [f32; 3], usize, usize),
     ) {
+        /// How many discs are filtered at a time.
+        const BATCH: usize = 64;
         let [x0, y0, x1, y1] = cells;
+        let mut kept = [0u32; BATCH];
         for cy in y0..=y1 {
             let row = cy * self.cols;
             let (from, to) = (
                 self.start[row + x0] as usize,
                 self.start[row + x1 + 1] as usize,
             );
-            let places = from..to;
-            for ((&i, &disc), k) in self.items[from..to]
-                .iter()
-                .zip(&self.discs[from..to])
-                .zip(places)
-            {
-                f(i as usize, disc, k, cy);
+            let mut at = from;
+            while at < to {
+                let end = (at + BATCH).min(to);
+                let mut n = 0;
+                for (k, &disc) in (at..end).zip(&self.discs[at..end]) {
+                    kept[n] = k as u32;
+                    n += usize::from(keep(disc));
+                }
+                for &k in &kept[..n] {
+                    let k = k as usize;
+                    f(self.items[k] as usize, self.discs[k], k, cy);
+                }
+                at = end;
             }
         }
     }
