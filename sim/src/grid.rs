@@ -39,8 +39,6 @@ pub(crate) struct BodyGrid {
     /// [`BodyGrid::set_disc`]): neighbour scans read them in cell order, from memory laid
     /// out in that order, instead of jumping around a per-body array.
     discs: Vec<[f32; 3]>,
-    /// Rebuild scratch: the next free place in each cell.
-    fill: Vec<u32>,
 }
 
 impl BodyGrid {
@@ -62,24 +60,28 @@ impl BodyGrid {
             let c = p.map_or(u32::MAX, |p| self.cell(p) as u32);
             self.cell_of.push(c);
             if c != u32::MAX {
-                self.start[c as usize + 1] += 1;
+                self.start[c as usize] += 1;
             }
         }
-        for i in 1..self.start.len() {
-            self.start[i] += self.start[i - 1];
+        // Running sums: `start[c]` is now where cell `c` ends (and `start[cells]`, which
+        // counted nothing, the total).
+        let mut sum = 0;
+        for s in &mut self.start {
+            sum += *s;
+            *s = sum;
         }
         self.items.clear();
-        self.items.resize(self.start[cells] as usize, 0);
-        self.fill.clear();
-        self.fill.extend_from_slice(&self.start[..cells]);
+        self.items.resize(sum as usize, 0);
         self.item_of.clear();
         self.item_of.resize(self.cell_of.len(), u32::MAX);
-        for (i, &c) in self.cell_of.iter().enumerate() {
+        // Filled from each cell's end, the last body first, so that each cell lists its
+        // bodies in slot order and `start[c]` ends where cell `c` begins.
+        for (i, &c) in self.cell_of.iter().enumerate().rev() {
             if c != u32::MAX {
-                let k = self.fill[c as usize];
-                self.items[k as usize] = i as u32;
-                self.item_of[i] = k;
-                self.fill[c as usize] += 1;
+                let k = &mut self.start[c as usize];
+                *k -= 1;
+                self.items[*k as usize] = i as u32;
+                self.item_of[i] = *k;
             }
         }
         self.discs.clear();
