@@ -212,16 +212,18 @@ mod tests {
     use crate::geom::Point;
     use crate::mesh::{BuildInfo, VertId};
 
-    /// A strip of 40 unit squares along x, two triangles each; every third triangle costs
-    /// its index, so the free triangles fall into many parts.
+    /// A strip of one and a half [`CACHED`] unit squares along x, two triangles each;
+    /// every third triangle costs its index, so the triangles fall into more parts than
+    /// are kept.
     fn strip() -> (NavMesh, Arc<[f64]>) {
+        let squares = (CACHED + CACHED / 2) as u32;
         let mut v = Vec::new();
-        for i in 0..=40 {
+        for i in 0..=squares {
             v.push(Point::new(f64::from(i), 0.0));
             v.push(Point::new(f64::from(i), 1.0));
         }
         let mut t = Vec::new();
-        for i in 0..40u32 {
+        for i in 0..squares {
             let (a, b, c, d) = (2 * i, 2 * i + 2, 2 * i + 3, 2 * i + 1);
             t.push([VertId(a), VertId(b), VertId(c)]);
             t.push([VertId(a), VertId(c), VertId(d)]);
@@ -257,6 +259,7 @@ mod tests {
         // it keeps (the oldest replaced), always answers as a fresh one.
         let mut bound = CostBound::default();
         bound.prepare(&mesh, &costs);
+        assert!(bound.entry.len() > CACHED, "{} parts", bound.entry.len());
         let goals = [1, 7, 1, n - 1, 7]
             .into_iter()
             .chain(0..n)
