@@ -211,40 +211,36 @@ impl BodyGrid {
         }
     }
 
-    /// Calls `f(i, j)` once for every unordered pair of bodies in the same or in adjacent
-    /// cells (`i` first by slot order, `j` any), so every pair of bodies closer than the
-    /// cell side is visited, each once. (Clamping at the grid's edge only brings cells
-    /// closer, so this holds there too.)
-    pub(crate) fn for_each_close_pair(&self, mut f: impl FnMut(usize, usize)) {
+    /// Calls `f(i, disc_i, j, disc_j)` once for every unordered pair of bodies in the same
+    /// or in adjacent cells (`i` first by slot order within a cell), with their discs, so
+    /// every pair of bodies closer than the cell side is visited, each once. (Clamping at
+    /// the grid's edge only brings cells closer, so this holds there too.)
+    ///
+    /// The bodies are walked in the grid's order, so both discs come from memory laid out
+    /// in cell order rather than from anywhere in a per-slot array.
+    pub(crate) fn for_each_close_pair(&self, mut f: impl FnMut(usize, [f32; 3], usize, [f32; 3])) {
         let cols = self.cols;
-        let items = |from: usize, to: usize| {
-            &self.items[self.start[from] as usize..self.start[to + 1] as usize]
-        };
-        for (i, &c) in self.cell_of.iter().enumerate() {
-            if c == u32::MAX {
-                continue;
-            }
-            let c = c as usize;
+        let places =
+            |from: usize, to: usize| self.start[from] as usize..self.start[to + 1] as usize;
+        for (k, (&i, &disc)) in self.items.iter().zip(&self.discs).enumerate() {
+            let (i, c) = (i as usize, self.cell_of[i as usize] as usize);
             let (cx, cy) = (c % cols, c / cols);
-            // The same cell lists bodies in slot order: pair with the later ones.
-            for &j in items(c, c) {
-                if j as usize > i {
-                    f(i, j as usize);
+            let mut pair = |others: std::ops::Range<usize>| {
+                for (&j, &other) in self.items[others.clone()].iter().zip(&self.discs[others]) {
+                    f(i, disc, j as usize, other);
                 }
-            }
+            };
+            // The same cell lists bodies in slot order: pair with the later ones.
+            pair(k + 1..self.start[c + 1] as usize);
             // Forward neighbours: east, and the west, north and east cells of the next row.
             if cx + 1 < cols {
-                for &j in items(c + 1, c + 1) {
-                    f(i, j as usize);
-                }
+                pair(places(c + 1, c + 1));
             }
             if cy + 1 < self.rows {
                 let row = c + cols;
                 let lo = if cx > 0 { row - 1 } else { row };
                 let hi = if cx + 1 < cols { row + 1 } else { row };
-                for &j in items(lo, hi) {
-                    f(i, j as usize);
-                }
+                pair(places(lo, hi));
             }
         }
     }
@@ -269,7 +265,7 @@ mod tests {
         let cell = 1.0;
         grid.rebuild(Vec2::ZERO, Vec2::new(10.0, 7.0), cell, &positions);
         let mut seen = std::collections::BTreeMap::new();
-        grid.for_each_close_pair(|i, j| {
+        grid.for_each_close_pair(|i, _, j, _| {
             assert_ne!(i, j);
             *seen.entry((i.min(j), i.max(j))).or_insert(0) += 1;
         });
