@@ -102,27 +102,15 @@ impl BodyGrid {
     /// and reach) whose disc passes `keep`, with its disc.
     ///
     /// `keep` is asked about every disc of a run before `f` sees the kept ones: written
-    /// without short-circuits (`&` rather than `&&`), it compiles to straight-line code,
+    /// without short-circuits (`|` rather than `||`), it compiles to straight-line code,
     /// and the scan does not pay a mispredicted branch for each body a crowd's
-    /// unpredictable geometry drops.
+    /// unpredictable geometry drops. The cells of one row are consecutive in `items`, so
+    /// each row is read as one run.
     pub(crate) fn for_each_disc_in(
         &self,
         cells: [usize; 4],
         keep: impl Fn([f32; 3]) -> bool,
         mut f: impl FnMut(usize, [f32; 3]),
-    ) {
-        self.for_each_placed_disc_in(cells, keep, |i, disc, _, _| f(i, disc));
-    }
-
-    /// As [`BodyGrid::for_each_disc_in`], with each body's place in the grid's order and
-    /// its cell's row, for [`BodyGrid::places_in`].
-    ///
-    /// The cells of one row are consecutive in `items`, so each row is read as one run.
-    pub(crate) fn for_each_placed_disc_in(
-        &self,
-        cells: [usize; 4],
-        keep: impl Fn([f32; 3]) -> bool,
-        mut f: impl FnMut(usize, [f32; 3], usize, usize),
     ) {
         /// How many discs are filtered at a time.
         const BATCH: usize = 64;
@@ -144,9 +132,37 @@ impl BodyGrid {
                 }
                 for &k in &kept[..n] {
                     let k = k as usize;
-                    f(self.items[k] as usize, self.discs[k], k, cy);
+                    f(self.items[k] as usize, self.discs[k]);
                 }
                 at = end;
+            }
+        }
+    }
+
+    /// Calls `f(i, disc, k, cy)` for every body in the cells `cells` (as
+    /// [`BodyGrid::for_each_disc_in`], unfiltered), with its disc, its place `k` in the
+    /// grid's order and its cell's row, for [`BodyGrid::places_in`].
+    ///
+    /// The cells of one row are consecutive in `items`, so each row is read as one run.
+    pub(crate) fn for_each_placed_disc_in(
+        &self,
+        cells: [usize; 4],
+        mut f: impl FnMut(usize, [f32; 3], usize, usize),
+    ) {
+        let [x0, y0, x1, y1] = cells;
+        for cy in y0..=y1 {
+            let row = cy * self.cols;
+            let (from, to) = (
+                self.start[row + x0] as usize,
+                self.start[row + x1 + 1] as usize,
+            );
+            let places = from..to;
+            for ((&i, &disc), k) in self.items[from..to]
+                .iter()
+                .zip(&self.discs[from..to])
+                .zip(places)
+            {
+                f(i as usize, disc, k, cy);
             }
         }
     }

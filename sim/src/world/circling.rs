@@ -256,19 +256,18 @@ impl World {
         near.clear();
         // The grid holds the same discs as `Contacts::next_discs` (both are set together).
         let grid = &self.grid;
-        // Most bodies of the cells are beyond a step's reach: drop them first. (A
-        // right-of-way blocker overlaps the straight move's end, so it is never one of
-        // them.)
-        let within_step = |[x, y, r]: [f32; 3]| {
-            let far = radius + r + step + SLACK;
-            let beyond = (from - Vec2::new(x, y)).length_squared() >= far * far;
-            !beyond
-        };
-        grid.for_each_placed_disc_in(gathered, within_step, |j, [x, y, r], k, cy| {
+        grid.for_each_placed_disc_in(gathered, |j, [x, y, r], k, cy| {
             if j == i || r < 0.0 {
                 return;
             }
             let p = Vec2::new(x, y);
+            // Most bodies of the cells are beyond a step's reach: drop them first. (A
+            // right-of-way blocker overlaps the straight move's end, so it is never one
+            // of them.)
+            let far = radius + r + step + SLACK;
+            if (from - p).length_squared() >= far * far {
+                return;
+            }
             if let Some((to, cells, true)) = &ahead {
                 let sum = radius + r;
                 // Beyond 1 mm past touching, the depth below is negative: skip the roots.
