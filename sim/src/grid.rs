@@ -3,6 +3,23 @@
 
 use crate::types::Vec2;
 
+/// The cell along one axis of an offset of `f` cells from the grid's origin, the last
+/// cell being `last` (a whole number): the floor, clamped to the grid.
+///
+/// Truncation is the floor for the positive values it is used on; zero, negative and NaN
+/// offsets clamp to the first cell, as a floor would. (The libm `floor` call was a
+/// measurable share of a crowded tick.) Clamping before truncating gives the same cell as
+/// after, `last` being whole, and keeps the value within an `i32`, whose conversion is
+/// shorter than a `usize` one.
+#[inline]
+fn axis_cell(f: f32, last: f32) -> usize {
+    if f > 0.0 {
+        f.min(last) as i32 as usize
+    } else {
+        0
+    }
+}
+
 /// Bodies bucketed by cell (compressed rows: `start[c]..start[c + 1]` indexes `items`).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BodyGrid {
@@ -10,6 +27,9 @@ pub(crate) struct BodyGrid {
     inv_cell: f32,
     cols: usize,
     rows: usize,
+    /// `cols - 1` and `rows - 1`, as floats (see [`axis_cell`]).
+    last_col: f32,
+    last_row: f32,
     start: Vec<u32>,
     items: Vec<u32>,
     cell_of: Vec<u32>,
@@ -19,8 +39,6 @@ pub(crate) struct BodyGrid {
     /// [`BodyGrid::set_disc`]): neighbour scans read them in cell order, from memory laid
     /// out in that order, instead of jumping around a per-body array.
     discs: Vec<[f32; 3]>,
-    /// Rebuild scratch: the next free place in each cell.
-    fill: Vec<u32>,
 }
 
 impl BodyGrid {
@@ -32,6 +50,8 @@ impl BodyGrid {
         self.inv_cell = 1.0 / cell;
         self.cols = (((max.x - min.x) * self.inv_cell).ceil() as usize).clamp(1, 4096);
         self.rows = (((max.y - min.y) * self.inv_cell).ceil() as usize).clamp(1, 4096);
+        self.last_col = (self.cols - 1) as f32;
+        self.last_row = (self.rows - 1) as f32;
         let cells = self.cols * self.rows;
         self.start.clear();
         self.start.resize(cells + 1, 0);
@@ -40,24 +60,28 @@ impl BodyGrid {
             let c = p.map_or(u32::MAX, |p| self.cell(p) as u32);
             self.cell_of.push(c);
             if c != u32::MAX {
-                self.start[c as usize + 1] += 1;
+                self.start[c as usize] += 1;
             }
         }
-        for i in 1..self.start.len() {
-            self.start[i] += self.start[i - 1];
+        // Running sums: `start[c]` is now where cell `c` ends (and `start[cells]`, which
+        // counted nothing, the total).
+        let mut sum = 0;
+        for s in &mut self.start {
+            sum += *s;
+            *s = sum;
         }
         self.items.clear();
-        self.items.resize(self.start[cells] as usize, 0);
-        self.fill.clear();
-        self.fill.extend_from_slice(&self.start[..cells]);
+        self.items.resize(sum as usize, 0);
         self.item_of.clear();
         self.item_of.resize(self.cell_of.len(), u32::MAX);
-        for (i, &c) in self.cell_of.iter().enumerate() {
+        // Filled from each cell's end, the last body first, so that each cell lists its
+        // bodies in slot order and `start[c]` ends where cell `c` begins.
+        for (i, &c) in self.cell_of.iter().enumerate().rev() {
             if c != u32::MAX {
-                let k = self.fill[c as usize];
-                self.items[k as usize] = i as u32;
-                self.item_of[i] = k;
-                self.fill[c as usize] += 1;
+                let k = &mut self.start[c as usize];
+                *k -= 1;
+                self.items[*k as usize] = i as u32;
+                self.item_of[i] = *k;
             }
         }
         self.discs.clear();
@@ -73,11 +97,54 @@ impl BodyGrid {
         }
     }
 
-    /// Calls `f(i, disc, cx, cy)` for every body in the cells `cells` (a
-    /// [`BodyGrid::cell_box`]: the same bodies in the same order as
-    /// [`BodyGrid::for_each_near`] with the same point and reach), with its disc and its
-    /// cell's column and row.
+    /// Calls `f(i, disc)` for every body in the cells `cells` (a [`BodyGrid::cell_box`]:
+    /// the same bodies in the same order as [`BodyGrid::for_each_near`] with the same point
+    /// and reach) whose disc passes `keep`, with its disc.
+    ///
+    /// `keep` is asked about every disc of a run before `f` sees the kept ones: written
+    /// without short-circuits (`|` rather than `||`), it compiles to straight-line code,
+    /// and the scan does not pay a mispredicted branch for each body a crowd's
+    /// unpredictable geometry drops. The cells of one row are consecutive in `items`, so
+    /// each row is read as one run.
     pub(crate) fn for_each_disc_in(
+        &self,
+        cells: [usize; 4],
+        keep: impl Fn([f32; 3]) -> bool,
+        mut f: impl FnMut(usize, [f32; 3]),
+    ) {
+        /// How many discs are filtered at a time.
+        const BATCH: usize = 64;
+        let [x0, y0, x1, y1] = cells;
+        let mut kept = [0u32; BATCH];
+        for cy in y0..=y1 {
+            let row = cy * self.cols;
+            let (from, to) = (
+                self.start[row + x0] as usize,
+                self.start[row + x1 + 1] as usize,
+            );
+            let mut at = from;
+            while at < to {
+                let end = (at + BATCH).min(to);
+                let mut n = 0;
+                for (k, &disc) in (at..end).zip(&self.discs[at..end]) {
+                    kept[n] = k as u32;
+                    n += usize::from(keep(disc));
+                }
+                for &k in &kept[..n] {
+                    let k = k as usize;
+                    f(self.items[k] as usize, self.discs[k]);
+                }
+                at = end;
+            }
+        }
+    }
+
+    /// Calls `f(i, disc, k, cy)` for every body in the cells `cells` (as
+    /// [`BodyGrid::for_each_disc_in`], unfiltered), with its disc, its place `k` in the
+    /// grid's order and its cell's row, for [`BodyGrid::places_in`].
+    ///
+    /// The cells of one row are consecutive in `items`, so each row is read as one run.
+    pub(crate) fn for_each_placed_disc_in(
         &self,
         cells: [usize; 4],
         mut f: impl FnMut(usize, [f32; 3], usize, usize),
@@ -85,35 +152,36 @@ impl BodyGrid {
         let [x0, y0, x1, y1] = cells;
         for cy in y0..=y1 {
             let row = cy * self.cols;
-            for cx in x0..=x1 {
-                let (from, to) = (
-                    self.start[row + cx] as usize,
-                    self.start[row + cx + 1] as usize,
-                );
-                for k in from..to {
-                    f(self.items[k] as usize, self.discs[k], cx, cy);
-                }
+            let (from, to) = (
+                self.start[row + x0] as usize,
+                self.start[row + x1 + 1] as usize,
+            );
+            let places = from..to;
+            for ((&i, &disc), k) in self.items[from..to]
+                .iter()
+                .zip(&self.discs[from..to])
+                .zip(places)
+            {
+                f(i as usize, disc, k, cy);
             }
         }
     }
 
+    /// Whether the body at place `k`, in row `cy` (as [`BodyGrid::for_each_placed_disc_in`]
+    /// hands them over), lies in the cells `cells`.
+    pub(crate) fn places_in(&self, cells: [usize; 4], k: usize, cy: usize) -> bool {
+        let [x0, y0, x1, y1] = cells;
+        if !(y0..=y1).contains(&cy) {
+            return false;
+        }
+        let row = cy * self.cols;
+        (self.start[row + x0] as usize..self.start[row + x1 + 1] as usize).contains(&k)
+    }
+
     fn coords(&self, p: Vec2) -> (usize, usize) {
-        // `as usize` truncates, which is the floor for the positive values it is used on;
-        // zero, negative and NaN offsets clamp to the first cell, as a floor would. (The
-        // libm `floor` call was a measurable share of a crowded tick.)
         let fx = (p.x - self.origin.x) * self.inv_cell;
         let fy = (p.y - self.origin.y) * self.inv_cell;
-        let cx = if fx > 0.0 {
-            (fx as usize).min(self.cols - 1)
-        } else {
-            0
-        };
-        let cy = if fy > 0.0 {
-            (fy as usize).min(self.rows - 1)
-        } else {
-            0
-        };
-        (cx, cy)
+        (axis_cell(fx, self.last_col), axis_cell(fy, self.last_row))
     }
 
     /// The cells `[x0, y0, x1, y1]` (inclusive) that [`BodyGrid::for_each_near`] visits for
@@ -159,40 +227,36 @@ impl BodyGrid {
         }
     }
 
-    /// Calls `f(i, j)` once for every unordered pair of bodies in the same or in adjacent
-    /// cells (`i` first by slot order, `j` any), so every pair of bodies closer than the
-    /// cell side is visited, each once. (Clamping at the grid's edge only brings cells
-    /// closer, so this holds there too.)
-    pub(crate) fn for_each_close_pair(&self, mut f: impl FnMut(usize, usize)) {
+    /// Calls `f(i, disc_i, j, disc_j)` once for every unordered pair of bodies in the same
+    /// or in adjacent cells (`i` first by slot order within a cell), with their discs, so
+    /// every pair of bodies closer than the cell side is visited, each once. (Clamping at
+    /// the grid's edge only brings cells closer, so this holds there too.)
+    ///
+    /// The bodies are walked in the grid's order, so both discs come from memory laid out
+    /// in cell order rather than from anywhere in a per-slot array.
+    pub(crate) fn for_each_close_pair(&self, mut f: impl FnMut(usize, [f32; 3], usize, [f32; 3])) {
         let cols = self.cols;
-        let items = |from: usize, to: usize| {
-            &self.items[self.start[from] as usize..self.start[to + 1] as usize]
-        };
-        for (i, &c) in self.cell_of.iter().enumerate() {
-            if c == u32::MAX {
-                continue;
-            }
-            let c = c as usize;
+        let places =
+            |from: usize, to: usize| self.start[from] as usize..self.start[to + 1] as usize;
+        for (k, (&i, &disc)) in self.items.iter().zip(&self.discs).enumerate() {
+            let (i, c) = (i as usize, self.cell_of[i as usize] as usize);
             let (cx, cy) = (c % cols, c / cols);
-            // The same cell lists bodies in slot order: pair with the later ones.
-            for &j in items(c, c) {
-                if j as usize > i {
-                    f(i, j as usize);
+            let mut pair = |others: std::ops::Range<usize>| {
+                for (&j, &other) in self.items[others.clone()].iter().zip(&self.discs[others]) {
+                    f(i, disc, j as usize, other);
                 }
-            }
+            };
+            // The same cell lists bodies in slot order: pair with the later ones.
+            pair(k + 1..self.start[c + 1] as usize);
             // Forward neighbours: east, and the west, north and east cells of the next row.
             if cx + 1 < cols {
-                for &j in items(c + 1, c + 1) {
-                    f(i, j as usize);
-                }
+                pair(places(c + 1, c + 1));
             }
             if cy + 1 < self.rows {
                 let row = c + cols;
                 let lo = if cx > 0 { row - 1 } else { row };
                 let hi = if cx + 1 < cols { row + 1 } else { row };
-                for &j in items(lo, hi) {
-                    f(i, j as usize);
-                }
+                pair(places(lo, hi));
             }
         }
     }
@@ -217,7 +281,7 @@ mod tests {
         let cell = 1.0;
         grid.rebuild(Vec2::ZERO, Vec2::new(10.0, 7.0), cell, &positions);
         let mut seen = std::collections::BTreeMap::new();
-        grid.for_each_close_pair(|i, j| {
+        grid.for_each_close_pair(|i, _, j, _| {
             assert_ne!(i, j);
             *seen.entry((i.min(j), i.max(j))).or_insert(0) += 1;
         });

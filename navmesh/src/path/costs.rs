@@ -13,10 +13,12 @@
 //! width (a passage too narrow for it still joins two parts), which only lowers the
 //! bound.
 //!
-//! The bound depends only on the parts the goal lies in, and most goals of a crowd lie in
-//! the few large free parts, so the last [`CACHED`] bounds are kept, by their goal parts,
-//! until the costs change: a search toward a part already searched for reuses its bound
-//! (the same numbers as a fresh Dijkstra, which is deterministic).
+//! The bound depends only on the parts the goal lies in, so the last [`CACHED`] bounds are
+//! kept, by their goal parts, until the costs change: a search toward a part already
+//! searched for reuses its bound (the same numbers as a fresh Dijkstra, which is
+//! deterministic). Many goals lie in the few large free parts, but in a congested crowd
+//! many others lie in costly triangles, each a part of its own, so the cache holds a few
+//! hundred bounds; a fingerprint per entry keeps the lookup a scan of integers.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -25,7 +27,7 @@ use std::sync::Arc;
 use crate::mesh::{NavMesh, TriId};
 
 /// How many bounds (one per set of goal parts) are kept for reuse.
-const CACHED: usize = 32;
+const CACHED: usize = 256;
 
 /// The graph of parts for one set of costs, and the distances of the current search.
 #[derive(Debug, Default)]
@@ -42,6 +44,8 @@ pub(super) struct CostBound {
     /// Bounds already found for these costs: the goal parts (sorted, deduplicated) and
     /// the least cost still to pay from each part to one of them.
     cached: Vec<(Vec<u32>, Vec<f64>)>,
+    /// Each entry of `cached`'s [`fingerprint`], scanned before the parts are compared.
+    fingerprints: Vec<u64>,
     /// The entry of `cached` the current search uses.
     active: usize,
     /// The entry of `cached` the next new bound replaces once [`CACHED`] are kept.
@@ -66,6 +70,12 @@ impl Ord for OrdF64 {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
     }
+}
+
+/// A cheap summary of a set of goal parts (equal sets have equal ones): the count and
+/// the first part.
+fn fingerprint(parts: &[u32]) -> u64 {
+    (parts.len() as u64) << 32 | u64::from(parts.first().copied().unwrap_or(0))
 }
 
 impl CostBound {
@@ -130,6 +140,7 @@ impl CostBound {
         self.adjacency.clear();
         self.adjacency.extend(self.pairs.iter().map(|&(_, b)| b));
         self.cached.clear();
+        self.fingerprints.clear();
         self.active = 0;
         self.replace_next = 0;
         self.built_for = Some(Arc::clone(costs));
@@ -145,16 +156,21 @@ impl CostBound {
             .extend(goal_tris.iter().map(|t| self.part[t.index()]));
         self.goal_parts.sort_unstable();
         self.goal_parts.dedup();
-        if let Some(k) = self.cached.iter().position(|(g, _)| *g == self.goal_parts) {
+        let print = fingerprint(&self.goal_parts);
+        if let Some(k) = (0..self.cached.len())
+            .find(|&k| self.fingerprints[k] == print && self.cached[k].0 == self.goal_parts)
+        {
             self.active = k;
             return;
         }
         let k = if self.cached.len() < CACHED {
             self.cached.push((Vec::new(), Vec::new()));
+            self.fingerprints.push(print);
             self.cached.len() - 1
         } else {
             let k = self.replace_next;
             self.replace_next = (k + 1) % CACHED;
+            self.fingerprints[k] = print;
             k
         };
         self.active = k;
@@ -196,16 +212,18 @@ mod tests {
     use crate::geom::Point;
     use crate::mesh::{BuildInfo, VertId};
 
-    /// A strip of 40 unit squares along x, two triangles each; every third triangle costs
-    /// its index, so the free triangles fall into many parts.
+    /// A strip of one and a half [`CACHED`] unit squares along x, two triangles each;
+    /// every third triangle costs its index, so the triangles fall into more parts than
+    /// are kept.
     fn strip() -> (NavMesh, Arc<[f64]>) {
+        let squares = (CACHED + CACHED / 2) as u32;
         let mut v = Vec::new();
-        for i in 0..=40 {
+        for i in 0..=squares {
             v.push(Point::new(f64::from(i), 0.0));
             v.push(Point::new(f64::from(i), 1.0));
         }
         let mut t = Vec::new();
-        for i in 0..40u32 {
+        for i in 0..squares {
             let (a, b, c, d) = (2 * i, 2 * i + 2, 2 * i + 3, 2 * i + 1);
             t.push([VertId(a), VertId(b), VertId(c)]);
             t.push([VertId(a), VertId(c), VertId(d)]);
@@ -241,6 +259,7 @@ mod tests {
         // it keeps (the oldest replaced), always answers as a fresh one.
         let mut bound = CostBound::default();
         bound.prepare(&mesh, &costs);
+        assert!(bound.entry.len() > CACHED, "{} parts", bound.entry.len());
         let goals = [1, 7, 1, n - 1, 7]
             .into_iter()
             .chain(0..n)

@@ -143,7 +143,14 @@ impl World {
                 let vels = &self.anticipation.vels;
                 let bodies = &self.bodies;
                 let mut push = Vec2::ZERO;
-                self.grid.for_each_disc_in(cells, |j, [x, y, rj], _, _| {
+                // Only the bodies ahead within the range count (dropped by the grid's
+                // straight-line filter, see `BodyGrid::for_each_disc_in`).
+                let ahead = |[x, y, rj]: [f32; 3]| {
+                    let w = Vec2::new(x, y) - pos;
+                    let range = r + rj + RANGE_M;
+                    !((w.dot(want) <= 0.0) | (w.length_squared() > range * range))
+                };
+                self.grid.for_each_disc_in(cells, ahead, |j, [x, y, rj]| {
                     if j == i || rj < 0.0 {
                         return;
                     }
@@ -151,10 +158,6 @@ impl World {
                         return;
                     }
                     let w = Vec2::new(x, y) - pos;
-                    let range = r + rj + RANGE_M;
-                    if w.dot(want) <= 0.0 || w.length_squared() > range * range {
-                        return;
-                    }
                     let v = want - vels[j];
                     let Some(tau) = time_to_collision(w, v, r + rj + GAP_M) else {
                         return;

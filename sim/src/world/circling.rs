@@ -255,42 +255,41 @@ impl World {
         let near = &mut self.circling.near;
         near.clear();
         // The grid holds the same discs as `Contacts::next_discs` (both are set together).
-        self.grid
-            .for_each_disc_in(gathered, |j, [x, y, r], cx, cy| {
-                if j == i || r < 0.0 {
-                    return;
-                }
-                let p = Vec2::new(x, y);
-                // Most bodies of the cells are beyond a step's reach: drop them first. (A
-                // right-of-way blocker overlaps the straight move's end, so it is never one
-                // of them.)
-                let far = radius + r + step + SLACK;
-                if (from - p).length_squared() >= far * far {
-                    return;
-                }
-                if let Some((to, cells, true)) = &ahead {
-                    let sum = radius + r;
-                    // Beyond 1 mm past touching, the depth below is negative: skip the roots.
-                    let clear = sum + SLACK;
-                    if (*to - p).length_squared() < clear * clear {
-                        let depth = radius + r - (*to - p).length();
-                        let before = radius + r - (from - p).length();
-                        if depth > 0.0
-                            && depth > before
-                            && worst.is_none_or(|(d, _)| depth > d)
-                            && (cells[0]..=cells[2]).contains(&cx)
-                            && (cells[1]..=cells[3]).contains(&cy)
-                        {
-                            worst = Some((depth, j));
-                        }
+        let grid = &self.grid;
+        grid.for_each_placed_disc_in(gathered, |j, [x, y, r], k, cy| {
+            if j == i || r < 0.0 {
+                return;
+            }
+            let p = Vec2::new(x, y);
+            // Most bodies of the cells are beyond a step's reach: drop them first. (A
+            // right-of-way blocker overlaps the straight move's end, so it is never one
+            // of them.)
+            let far = radius + r + step + SLACK;
+            if (from - p).length_squared() >= far * far {
+                return;
+            }
+            if let Some((to, cells, true)) = &ahead {
+                let sum = radius + r;
+                // Beyond 1 mm past touching, the depth below is negative: skip the roots.
+                let clear = sum + SLACK;
+                if (*to - p).length_squared() < clear * clear {
+                    let depth = radius + r - (*to - p).length();
+                    let before = radius + r - (from - p).length();
+                    if depth > 0.0
+                        && depth > before
+                        && worst.is_none_or(|(d, _)| depth > d)
+                        && grid.places_in(*cells, k, cy)
+                    {
+                        worst = Some((depth, j));
                     }
                 }
-                near.push(Near {
-                    p,
-                    r,
-                    before: disc_overlap(from, radius, p, r),
-                });
+            }
+            near.push(Near {
+                p,
+                r,
+                before: disc_overlap(from, radius, p, r),
             });
+        });
         let blocker = match ahead {
             Some((to, _, false)) => self.first_blocker(i, from, to),
             _ => worst.map(|(_, j)| j),

@@ -99,16 +99,15 @@ impl World {
         let deep = &mut c.deep;
         deep.clear();
         deep.resize(slots, 0.0);
-        let discs = &c.discs;
+        // The grid's discs were just set to these same discs.
         let mut pairs = 0;
-        self.grid.for_each_close_pair(|i, j| {
-            let [xi, yi, ri] = discs[i];
-            let [xj, yj, rj] = discs[j];
-            let d = disc_overlap(Vec2::new(xi, yi), ri, Vec2::new(xj, yj), rj) / ri.min(rj);
-            deep[i] = deep[i].max(d);
-            deep[j] = deep[j].max(d);
-            pairs += usize::from(d > 0.01);
-        });
+        self.grid
+            .for_each_close_pair(|i, [xi, yi, ri], j, [xj, yj, rj]| {
+                let d = disc_overlap(Vec2::new(xi, yi), ri, Vec2::new(xj, yj), rj) / ri.min(rj);
+                deep[i] = deep[i].max(d);
+                deep[j] = deep[j].max(d);
+                pairs += usize::from(d > 0.01);
+            });
         c.overlapping_pairs = pairs;
         self.obstacles.fit_memo(slots);
         let mut in_walls = 0;

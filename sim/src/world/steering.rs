@@ -132,21 +132,24 @@ impl World {
                     pos.min(end) - Vec2::new(pad, pad),
                     pos.max(end) + Vec2::new(pad, pad),
                 );
+                // Only the bodies in the strip ahead count (dropped by the grid's
+                // straight-line filter, see `BodyGrid::for_each_disc_in`).
+                let in_strip = |[x, y, r_other]: [f32; 3]| {
+                    let rel = Vec2::new(x, y) - pos;
+                    let ahead = rel.dot(d0);
+                    let clear = r + r_other + LANE_GAP_M;
+                    let side = rel.dot(left);
+                    !((ahead <= 0.0) | (ahead > look) | (side >= clear) | (side <= -clear))
+                };
                 self.grid
-                    .for_each_disc_in(cells, |j, [x, y, r_other], _, _| {
+                    .for_each_disc_in(cells, in_strip, |j, [x, y, r_other]| {
                         if j == i || r_other < 0.0 {
                             return;
                         }
                         let rel = Vec2::new(x, y) - pos;
                         let ahead = rel.dot(d0);
-                        if ahead <= 0.0 || ahead > look {
-                            return;
-                        }
                         let clear = r + r_other + LANE_GAP_M;
                         let side = rel.dot(left);
-                        if side >= clear || side <= -clear {
-                            return;
-                        }
                         let Some(o) = bodies.at(j) else {
                             return;
                         };
