@@ -264,7 +264,9 @@ impl Snapshotter {
                 continue;
             }
             let datagram = &self.datagram;
-            if viewer.sink.send_space() < datagram.len() {
+            // Only this worker queues datagrams on the connection, so the space read above
+            // can only have grown since.
+            if space < datagram.len() {
                 self.metrics.snapshot_dropped(SnapshotDrop::Congested);
                 viewer.note_congested(self.config.slow_client_ticks);
                 continue;
@@ -369,6 +371,24 @@ mod tests {
         Frame::from_states(states, positions, (0.0, 0.0), (100.0, 100.0), range)
     }
 
+    /// Tick `tick`'s job for session 1 alone, its character at (50, 50).
+    fn one_client_job(tick: u64, frame: Arc<Frame>, changes: Membership) -> SnapshotJob {
+        SnapshotJob {
+            tick,
+            frame,
+            clients: vec![ClientTick {
+                session: 1,
+                me: NetId {
+                    index: 0,
+                    generation: 0,
+                },
+                at: (50.0, 50.0),
+                applied_seq: 0,
+            }],
+            changes,
+        }
+    }
+
     #[test]
     fn a_client_never_gets_more_than_its_bandwidth_cap() {
         let cap = 4_000;
@@ -392,20 +412,7 @@ mod tests {
         });
         let ticks = 100u64;
         for tick in 1..=ticks {
-            let mut job = SnapshotJob {
-                tick,
-                frame: Arc::new(frame(tick)),
-                clients: vec![ClientTick {
-                    session: 1,
-                    me: NetId {
-                        index: 0,
-                        generation: 0,
-                    },
-                    at: (50.0, 50.0),
-                    applied_seq: 0,
-                }],
-                changes: std::mem::take(&mut changes),
-            };
+            let mut job = one_client_job(tick, Arc::new(frame(tick)), std::mem::take(&mut changes));
             // The client acknowledges each snapshot it got, one tick later.
             if tick > 1 {
                 job.changes.acks.insert(1, tick - 1);
@@ -455,19 +462,12 @@ mod tests {
             kick,
         });
         let frames: Vec<Arc<Frame>> = (0..40).map(|t| Arc::new(frame(t))).collect();
-        let job = |tick: u64, changes: Membership| SnapshotJob {
-            tick,
-            frame: Arc::clone(&frames[tick as usize % frames.len()]),
-            clients: vec![ClientTick {
-                session: 1,
-                me: NetId {
-                    index: 0,
-                    generation: 0,
-                },
-                at: (50.0, 50.0),
-                applied_seq: 0,
-            }],
-            changes,
+        let job = |tick: u64, changes: Membership| {
+            one_client_job(
+                tick,
+                Arc::clone(&frames[tick as usize % frames.len()]),
+                changes,
+            )
         };
         let ack = |tick: u64| {
             let mut changes = Membership::default();
@@ -519,21 +519,7 @@ mod tests {
             kick,
         });
         let mut serve = |tick: u64, changes: Membership| {
-            let job = SnapshotJob {
-                tick,
-                frame: Arc::new(frame(tick)),
-                clients: vec![ClientTick {
-                    session: 1,
-                    me: NetId {
-                        index: 0,
-                        generation: 0,
-                    },
-                    at: (50.0, 50.0),
-                    applied_seq: 0,
-                }],
-                changes,
-            };
-            snapshotter.serve(job, 1);
+            snapshotter.serve(one_client_job(tick, Arc::new(frame(tick)), changes), 1);
         };
         // Drained between ticks: one snapshot a tick.
         serve(1, std::mem::take(&mut changes));

@@ -117,11 +117,7 @@ impl BodyGrid {
         let [x0, y0, x1, y1] = cells;
         let mut kept = [0u32; BATCH];
         for cy in y0..=y1 {
-            let row = cy * self.cols;
-            let (from, to) = (
-                self.start[row + x0] as usize,
-                self.start[row + x1 + 1] as usize,
-            );
+            let (from, to) = self.row_run(x0, x1, cy);
             let mut at = from;
             while at < to {
                 let end = (at + BATCH).min(to);
@@ -151,11 +147,7 @@ impl BodyGrid {
     ) {
         let [x0, y0, x1, y1] = cells;
         for cy in y0..=y1 {
-            let row = cy * self.cols;
-            let (from, to) = (
-                self.start[row + x0] as usize,
-                self.start[row + x1 + 1] as usize,
-            );
+            let (from, to) = self.row_run(x0, x1, cy);
             let places = from..to;
             for ((&i, &disc), k) in self.items[from..to]
                 .iter()
@@ -174,8 +166,18 @@ impl BodyGrid {
         if !(y0..=y1).contains(&cy) {
             return false;
         }
+        let (from, to) = self.row_run(x0, x1, cy);
+        (from..to).contains(&k)
+    }
+
+    /// The places in the grid's order of the bodies in cells `x0..=x1` of row `cy`: the
+    /// cells of one row are consecutive there, so they make one run.
+    fn row_run(&self, x0: usize, x1: usize, cy: usize) -> (usize, usize) {
         let row = cy * self.cols;
-        (self.start[row + x0] as usize..self.start[row + x1 + 1] as usize).contains(&k)
+        (
+            self.start[row + x0] as usize,
+            self.start[row + x1 + 1] as usize,
+        )
     }
 
     fn coords(&self, p: Vec2) -> (usize, usize) {
@@ -215,11 +217,7 @@ impl BodyGrid {
     pub(crate) fn for_each_in(&self, cells: [usize; 4], mut f: impl FnMut(usize)) {
         let [x0, y0, x1, y1] = cells;
         for cy in y0..=y1 {
-            let row = cy * self.cols;
-            let (from, to) = (
-                self.start[row + x0] as usize,
-                self.start[row + x1 + 1] as usize,
-            );
+            let (from, to) = self.row_run(x0, x1, cy);
             // The cells of one row are consecutive in `items`.
             for &i in &self.items[from..to] {
                 f(i as usize);
