@@ -174,9 +174,22 @@ fn step(rng: &mut Rng, bodies: &mut [(EntityState, (f32, f32))]) {
 /// Runs `viewers` clients through `ticks` ticks of a crowd of `count`, each built by the
 /// engine and by the reference; every datagram must match.
 fn compare(seed: u64, count: u32, viewers: usize, ticks: u64, range: ViewRange) {
+    compare_with_ids(seed, count, 3, viewers, ticks, range);
+}
+
+/// [`compare`] with ids `stride` apart (some slots never used).
+fn compare_with_ids(
+    seed: u64,
+    count: u32,
+    stride: u32,
+    viewers: usize,
+    ticks: u64,
+    range: ViewRange,
+) {
     let mut rng = Rng(seed);
-    // Sparse ids: some slots never used.
-    let mut bodies: Vec<_> = (0..count).map(|i| body(&mut rng, i * 3 + 1, 0)).collect();
+    let mut bodies: Vec<_> = (0..count)
+        .map(|i| body(&mut rng, i * stride + 1, 0))
+        .collect();
     let mut engine: Vec<ClientView> = (0..viewers).map(|_| ClientView::new()).collect();
     let mut reference: Vec<Reference> = (0..viewers).map(|_| Reference::default()).collect();
     // Acknowledgements in flight: (arrival tick, client, acknowledged tick).
@@ -260,4 +273,15 @@ fn no_hysteresis_gets_the_reference_bytes() {
         hysteresis_m: 0.0,
     };
     compare(5, 600, 5, 100, range);
+}
+
+/// Ids far apart (indices up to hundreds of millions), as a gateway's frame of several
+/// zones' bodies may have them.
+#[test]
+fn sparse_ids_get_the_reference_bytes() {
+    let range = ViewRange {
+        radius_m: 20.0,
+        hysteresis_m: 4.0,
+    };
+    compare_with_ids(11, 300, 1_000_003, 5, 100, range);
 }
