@@ -97,6 +97,7 @@ pub fn orient(a: Point, b: Point, c: Point) -> f64 {
 /// counter-clockwise, -1 when clockwise, 0 when collinear. Exact for all finite inputs whose
 /// pairwise products neither overflow nor underflow (coordinates between about 1e-140 and
 /// 1e150 in magnitude, or zero).
+#[inline]
 pub(crate) fn orient_sign(a: Point, b: Point, c: Point) -> i8 {
     // Shewchuk's orient2d filter: the float result's sign is right unless it is within this
     // bound of zero.
@@ -112,6 +113,13 @@ pub(crate) fn orient_sign(a: Point, b: Point, c: Point) -> i8 {
     if -det > bound {
         return -1;
     }
+    orient_sign_near_zero(a, b, c, det)
+}
+
+/// [`orient_sign`] when the float determinant `det` is too close to zero for its sign to
+/// be trusted: out of line, so that the filter above inlines where it is called.
+#[inline(never)]
+fn orient_sign_near_zero(a: Point, b: Point, c: Point, det: f64) -> i8 {
     // Exact without expansions when every coordinate is a multiple of 2^-16 below 2^30 in
     // magnitude (grid maps: integers and halves) and the differences are below 1024: the
     // differences are then exact, so are their products (below 2^52 units of 2^-32), and
