@@ -328,8 +328,8 @@ pub use messages::{
     Welcome,
 };
 pub use view::{
-    ApplyError, BuildError, Candidate, Received, SnapshotBuilder, SnapshotHeader, View,
-    ViewHistory, build_snapshot,
+    ApplyError, ApplyScratch, BuildError, Candidate, Received, SnapshotBuilder, SnapshotHeader,
+    View, ViewHistory, build_snapshot,
 };
 
 /// The protocol version this crate speaks. Bumped on any change to a message. Datagrams

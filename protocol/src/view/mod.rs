@@ -6,7 +6,7 @@
 
 use thiserror::Error;
 
-use crate::messages::{EntityState, NetId, Snapshot};
+use crate::messages::{Change, EntityState, NetId, Snapshot};
 
 mod build;
 
@@ -112,19 +112,7 @@ impl View {
             let mut entity = *entity;
             if let Some(change) = change {
                 changed_at += 1;
-                entity.pos.x_cm = entity
-                    .pos
-                    .x_cm
-                    .checked_add(change.dx_cm)
-                    .ok_or(ApplyError::Overflow(entity.id))?;
-                entity.pos.y_cm = entity
-                    .pos
-                    .y_cm
-                    .checked_add(change.dy_cm)
-                    .ok_or(ApplyError::Overflow(entity.id))?;
-                if let Some(motion) = change.motion {
-                    entity.motion = motion;
-                }
+                entity = moved(entity, change)?;
             }
             kept.push(entity);
         }
@@ -152,12 +140,176 @@ impl View {
     }
 }
 
+impl View {
+    /// [`View::apply`] without allocating once warm: the view after `snapshot` is built in
+    /// `out` (whatever it held is replaced; its memory is reused), with `scratch` as working
+    /// memory. The result is exactly `apply`'s: the same view, or the same error for the
+    /// same snapshot, in which case `out` is left empty.
+    pub fn apply_into(
+        &self,
+        snapshot: &Snapshot,
+        scratch: &mut ApplyScratch,
+        out: &mut View,
+    ) -> Result<(), ApplyError> {
+        out.entities.clear();
+        let result = self.merge_into(snapshot, scratch, &mut out.entities);
+        if result.is_err() {
+            out.entities.clear();
+        }
+        result
+    }
+
+    /// One pass over the baseline, the snapshot's lists in id order beside it: the runs of
+    /// entities no list names are copied whole. An entered entity that is already in view is
+    /// only reported after the pass, as `apply` reports it after every other error.
+    fn merge_into(
+        &self,
+        snapshot: &Snapshot,
+        scratch: &mut ApplyScratch,
+        out: &mut Vec<EntityState>,
+    ) -> Result<(), ApplyError> {
+        let left = in_id_order(&snapshot.left, &mut scratch.left, |id| *id)?;
+        let changed = in_id_order(&snapshot.changed, &mut scratch.changed, |c| c.id)?;
+        let entered = in_id_order(&snapshot.entered, &mut scratch.entered, |e| e.id)?;
+
+        let base = &self.entities;
+        out.reserve(base.len() + entered.len());
+        let (mut left_at, mut changed_at, mut entered_at) = (0, 0, 0);
+        let mut entered_twice = None;
+        let mut at = 0;
+        loop {
+            // The baseline's entities before the next id a list names stay as they are.
+            let next = [
+                left.get(left_at).copied(),
+                changed.get(changed_at).map(|change| change.id),
+                entered.get(entered_at).map(|new| new.id),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let run = match next {
+                Some(next) => base[at..].iter().position(|entity| entity.id >= next),
+                None => None,
+            }
+            .unwrap_or(base.len() - at);
+            out.extend_from_slice(&base[at..at + run]);
+            at += run;
+            let Some(entity) = base.get(at) else {
+                break;
+            };
+            at += 1;
+            let id = entity.id;
+            if let Some(&unknown) = left.get(left_at).filter(|left| **left < id) {
+                return Err(ApplyError::LeftUnknown(unknown));
+            }
+            if let Some(change) = changed.get(changed_at).filter(|c| c.id < id) {
+                return Err(ApplyError::ChangedUnknown(change.id));
+            }
+            while let Some(new) = entered.get(entered_at).filter(|new| new.id < id) {
+                out.push(*new);
+                entered_at += 1;
+            }
+            let enters = entered.get(entered_at).filter(|new| new.id == id);
+            entered_at += usize::from(enters.is_some());
+            let change = changed.get(changed_at).filter(|c| c.id == id);
+            if left.get(left_at) == Some(&id) {
+                left_at += 1;
+                if let Some(change) = change {
+                    return Err(ApplyError::ChangedUnknown(change.id));
+                }
+                // Left and entered again in one snapshot: the new state replaces the old.
+                out.extend(enters);
+                continue;
+            }
+            if enters.is_some() {
+                entered_twice = entered_twice.or(Some(id));
+            }
+            match change {
+                Some(change) => {
+                    changed_at += 1;
+                    out.push(moved(*entity, change)?);
+                }
+                None => out.push(*entity),
+            }
+        }
+        if let Some(&unknown) = left.get(left_at) {
+            return Err(ApplyError::LeftUnknown(unknown));
+        }
+        if let Some(change) = changed.get(changed_at) {
+            return Err(ApplyError::ChangedUnknown(change.id));
+        }
+        if let Some(id) = entered_twice {
+            return Err(ApplyError::EnteredTwice(id));
+        }
+        out.extend_from_slice(&entered[entered_at..]);
+        Ok(())
+    }
+}
+
 fn sorted_unique<T>(mut items: Vec<T>, key: impl Fn(&T) -> NetId) -> Result<Vec<T>, ApplyError> {
     items.sort_by_key(&key);
-    if let Some(pair) = items.windows(2).find(|pair| key(&pair[0]) == key(&pair[1])) {
-        return Err(ApplyError::Duplicate(key(&pair[0])));
-    }
+    unique(&items, key)?;
     Ok(items)
+}
+
+/// Sorted items without repeats, or the first repeated id.
+fn unique<T>(sorted: &[T], key: impl Fn(&T) -> NetId) -> Result<(), ApplyError> {
+    match sorted
+        .windows(2)
+        .find(|pair| key(&pair[0]) == key(&pair[1]))
+    {
+        Some(pair) => Err(ApplyError::Duplicate(key(&pair[0]))),
+        None => Ok(()),
+    }
+}
+
+/// An entity after its change: moved by the delta, with the new motion if any.
+fn moved(mut entity: EntityState, change: &Change) -> Result<EntityState, ApplyError> {
+    entity.pos.x_cm = entity
+        .pos
+        .x_cm
+        .checked_add(change.dx_cm)
+        .ok_or(ApplyError::Overflow(entity.id))?;
+    entity.pos.y_cm = entity
+        .pos
+        .y_cm
+        .checked_add(change.dy_cm)
+        .ok_or(ApplyError::Overflow(entity.id))?;
+    if let Some(motion) = change.motion {
+        entity.motion = motion;
+    }
+    Ok(entity)
+}
+
+/// Working memory of [`View::apply_into`]: room for a snapshot's lists in id order, kept
+/// between calls, so that applying a snapshot allocates nothing once warm.
+#[derive(Clone, Debug, Default)]
+pub struct ApplyScratch {
+    left: Vec<NetId>,
+    changed: Vec<Change>,
+    entered: Vec<EntityState>,
+}
+
+/// The items in id order: as they are when already sorted without repeats, else sorted in
+/// `spare`; the first repeated id is an error.
+fn in_id_order<'a, T: Copy>(
+    items: &'a [T],
+    spare: &'a mut Vec<T>,
+    key: impl Fn(&T) -> NetId,
+) -> Result<&'a [T], ApplyError> {
+    if items.is_sorted_by(|a, b| key(a) < key(b)) {
+        return Ok(items);
+    }
+    spare.clear();
+    spare.extend_from_slice(items);
+    // Ids are unique once the check below passes, so an unstable sort gives the same order.
+    // An id's order is that of one integer: its index, then its generation.
+    spare.sort_unstable_by_key(|item| {
+        let id = key(item);
+        (u64::from(id.index) << 32) | u64::from(id.generation)
+    });
+    unique(spare, key)?;
+    Ok(spare)
 }
 
 /// What became of a snapshot handed to [`ViewHistory::receive`].
@@ -174,9 +326,15 @@ pub enum Received {
 /// A client's views of its most recent snapshots, by tick: the client half of the delta
 /// scheme. Each received snapshot is applied to the view of its baseline tick (or to the
 /// empty view), and the newest tick is what the client acknowledges.
+///
+/// Views are built with [`View::apply_into`] in the memory of the view last dropped from
+/// the history, so that receiving allocates nothing once the history is full.
 #[derive(Clone, Debug, Default)]
 pub struct ViewHistory {
     views: std::collections::VecDeque<(u64, View)>,
+    /// The view last dropped, its memory for the next.
+    spare: View,
+    scratch: ApplyScratch,
 }
 
 impl ViewHistory {
@@ -206,10 +364,16 @@ impl ViewHistory {
         let Some(baseline) = baseline else {
             return Ok(Received::MissingBaseline);
         };
-        let view = baseline.apply(snapshot)?;
+        let mut view = std::mem::take(&mut self.spare);
+        if let Err(err) = baseline.apply_into(snapshot, &mut self.scratch, &mut view) {
+            self.spare = view;
+            return Err(err);
+        }
         self.views.push_back((snapshot.tick, view));
-        if self.views.len() > ViewHistory::KEPT {
-            self.views.pop_front();
+        if self.views.len() > ViewHistory::KEPT
+            && let Some((_, dropped)) = self.views.pop_front()
+        {
+            self.spare = dropped;
         }
         Ok(Received::Applied)
     }
@@ -223,7 +387,7 @@ impl ViewHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::messages::{Change, EntityKind, Motion, QPos};
+    use crate::messages::{EntityKind, Motion, QPos};
 
     fn entity(index: u32, x_cm: i32) -> EntityState {
         EntityState {
