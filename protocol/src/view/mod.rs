@@ -184,14 +184,14 @@ impl View {
                 changed.get(changed_at).map(|change| change.id),
                 entered.get(entered_at).map(|new| new.id),
             ]
+            .map(|id| id.map_or(u64::MAX, id_order))
             .into_iter()
-            .flatten()
-            .min();
-            let run = match next {
-                Some(next) => base[at..].iter().position(|entity| entity.id >= next),
-                None => None,
-            }
-            .unwrap_or(base.len() - at);
+            .min()
+            .unwrap_or(u64::MAX);
+            let run = base[at..]
+                .iter()
+                .position(|entity| id_order(entity.id) >= next)
+                .unwrap_or(base.len() - at);
             out.extend_from_slice(&base[at..at + run]);
             at += run;
             let Some(entity) = base.get(at) else {
@@ -263,6 +263,11 @@ fn unique<T>(sorted: &[T], key: impl Fn(&T) -> NetId) -> Result<(), ApplyError> 
     }
 }
 
+/// An id's place in id order as one integer: its index, then its generation.
+fn id_order(id: NetId) -> u64 {
+    (u64::from(id.index) << 32) | u64::from(id.generation)
+}
+
 /// An entity after its change: moved by the delta, with the new motion if any.
 fn moved(mut entity: EntityState, change: &Change) -> Result<EntityState, ApplyError> {
     entity.pos.x_cm = entity
@@ -303,11 +308,7 @@ fn in_id_order<'a, T: Copy>(
     spare.clear();
     spare.extend_from_slice(items);
     // Ids are unique once the check below passes, so an unstable sort gives the same order.
-    // An id's order is that of one integer: its index, then its generation.
-    spare.sort_unstable_by_key(|item| {
-        let id = key(item);
-        (u64::from(id.index) << 32) | u64::from(id.generation)
-    });
+    spare.sort_unstable_by_key(|item| id_order(key(item)));
     unique(spare, key)?;
     Ok(spare)
 }
