@@ -1,6 +1,7 @@
 //! A client's receive path, as the load-test swarm runs it for every snapshot datagram:
 //! decode the datagram, apply the snapshot to its baseline in a [`ViewHistory`], look at
-//! the newest view.
+//! the newest view. Two ways to decode: `decode_datagram` (a new snapshot each time) and
+//! `decode_snapshot_datagram` (into one snapshot kept between datagrams, as the swarm does).
 //!
 //! The stream is built once, deterministically, by the server's own [`build_snapshot`]: a
 //! client sees 640 entities (ids spread over 12,000 slots, as in a large world), each tick
@@ -12,16 +13,16 @@
 //! and list lengths per snapshot).
 //!
 //! `cargo bench -p protocol --bench receive` runs it (`-- --test` for a smoke run). For an
-//! instruction count, run the bench binary under callgrind with `--callgrind` as its only
-//! argument: it then receives the 200 measured datagrams once, in `receive_all`, which
+//! instruction count, run the bench binary under callgrind with `--callgrind` and `decode`
+//! or `reuse`: it then receives the 200 measured datagrams once, in `receive_all`, which
 //! `--toggle-collect='*receive_all*'` isolates from the setup.
 
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion};
-use protocol::codec::{decode_datagram, encode_snapshot_datagram};
+use protocol::codec::{decode_datagram, decode_snapshot_datagram, encode_snapshot_datagram};
 use protocol::{
-    Candidate, EntityKind, EntityState, Motion, NetId, QPos, Received, ServerDatagram,
+    Candidate, EntityKind, EntityState, Motion, NetId, QPos, Received, ServerDatagram, Snapshot,
     SnapshotHeader, View, ViewHistory, build_snapshot,
 };
 
@@ -148,15 +149,15 @@ impl Stream {
         }
     }
 
-    /// A history that has received the warm-up ticks.
-    fn warmed(&self) -> ViewHistory {
-        let mut history = ViewHistory::new();
+    /// A client that has received the warm-up ticks.
+    fn warmed(&self, decode: Decode) -> Client {
+        let mut client = Client::default();
         for datagram in &self.warm {
-            receive(&mut history, datagram);
+            receive(&mut client, datagram, decode);
         }
-        let view = history.newest().map_or(0, |(_, view)| view.len());
+        let view = client.history.newest().map_or(0, |(_, view)| view.len());
         assert!(view >= IN_VIEW - 2 * TURNOVER, "the warm-up fills the view");
-        history
+        client
     }
 
     fn describe(&self) {
@@ -183,41 +184,73 @@ impl Stream {
     }
 }
 
+/// How a datagram is decoded.
+#[derive(Clone, Copy)]
+enum Decode {
+    /// `decode_datagram`: a new snapshot, its lists allocated.
+    New,
+    /// `decode_snapshot_datagram` into the snapshot held.
+    Reuse,
+}
+
+/// A client: its history and the snapshot it decodes into.
+#[derive(Clone, Default)]
+struct Client {
+    history: ViewHistory,
+    snapshot: Snapshot,
+}
+
 /// Receives one datagram as the swarm's bot does.
 #[inline(always)]
-fn receive(history: &mut ViewHistory, datagram: &[u8]) {
-    let Ok(ServerDatagram::Snapshot(snapshot)) = decode_datagram(datagram) else {
-        panic!("the stream decodes");
-    };
-    let received = history.receive(&snapshot);
+fn receive(client: &mut Client, datagram: &[u8], decode: Decode) {
+    match decode {
+        Decode::New => {
+            let Ok(ServerDatagram::Snapshot(snapshot)) = decode_datagram(datagram) else {
+                panic!("the stream decodes");
+            };
+            client.snapshot = snapshot;
+        }
+        Decode::Reuse => {
+            decode_snapshot_datagram(datagram, &mut client.snapshot).expect("the stream decodes")
+        }
+    }
+    let received = client.history.receive(&client.snapshot);
     assert_eq!(received, Ok(Received::Applied));
-    black_box(history.newest());
+    black_box(client.history.newest());
 }
 
 /// Receives the datagrams in order; returns the newest view's size.
 #[inline(never)]
-fn receive_all(history: &mut ViewHistory, datagrams: &[Vec<u8>]) -> usize {
+fn receive_all(client: &mut Client, datagrams: &[Vec<u8>], decode: Decode) -> usize {
     for datagram in datagrams {
-        receive(history, datagram);
+        receive(client, datagram, decode);
     }
-    history.newest().map_or(0, |(_, view)| view.len())
+    client.history.newest().map_or(0, |(_, view)| view.len())
 }
 
 fn main() {
     let stream = Stream::build();
     stream.describe();
-    if std::env::args().skip(1).any(|arg| arg == "--callgrind") {
-        let mut history = stream.warmed();
-        black_box(receive_all(&mut history, &stream.measured));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|arg| arg == "--callgrind") {
+        let decode = if args.iter().any(|arg| arg == "reuse") {
+            Decode::Reuse
+        } else {
+            Decode::New
+        };
+        let mut client = stream.warmed(decode);
+        black_box(receive_all(&mut client, &stream.measured, decode));
         return;
     }
     let mut criterion = Criterion::default().configure_from_args();
-    criterion.bench_function("receive/200_snapshots", |b| {
-        b.iter_batched(
-            || stream.warmed(),
-            |mut history| receive_all(&mut history, &stream.measured),
-            BatchSize::SmallInput,
-        )
-    });
+    for (name, decode) in [("decode", Decode::New), ("reuse", Decode::Reuse)] {
+        criterion.bench_function(&format!("receive/200_snapshots_{name}"), |b| {
+            b.iter_batched(
+                || stream.warmed(decode),
+                |mut client| receive_all(&mut client, &stream.measured, decode),
+                BatchSize::SmallInput,
+            )
+        });
+    }
     criterion.final_summary();
 }

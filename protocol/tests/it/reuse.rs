@@ -1,18 +1,20 @@
 //! The allocation-reusing receive path gives exactly the results of the plain one:
 //! `View::apply_into` those of `View::apply` (the same view or the same error) on random
 //! and malformed snapshots, and `ViewHistory::receive` those of applying each snapshot to
-//! its baseline with `View::apply`.
+//! its baseline with `View::apply`; `decode_snapshot_datagram` those of `decode_datagram`
+//! on valid, damaged and random datagrams.
 
 use std::collections::VecDeque;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
+use protocol::codec::{decode_datagram, decode_snapshot_datagram, encode_datagram};
 use protocol::{
-    ApplyScratch, Change, EntityKind, EntityState, NetId, QPos, Received, Snapshot, View,
-    ViewHistory,
+    ApplyScratch, Change, EntityKind, EntityState, NetId, QPos, Received, ServerDatagram, Snapshot,
+    View, ViewHistory,
 };
 
-use crate::strategies::{change_of, motion};
+use crate::strategies::{change_of, motion, server_datagram};
 
 /// Ids from a small pool, so that lists repeat ids and name ids the view does (not) hold.
 fn pooled_id() -> impl Strategy<Value = NetId> {
@@ -173,6 +175,50 @@ proptest! {
             };
             prop_assert_eq!(history.receive(&snapshot), expected);
             prop_assert_eq!(history.newest(), model.back().map(|(t, v)| (*t, v)));
+        }
+    }
+}
+
+proptest! {
+    // Each case decodes a datagram some fourteen times per byte.
+    #![proptest_config(crate::config(64))]
+
+    /// The hand-written snapshot decoder, into a snapshot that still holds the previous
+    /// decode's lists, against bincode's: a valid datagram; the same with each byte in turn
+    /// set to values that matter to the format (tags, small variant indices, varint
+    /// markers), cut short at each length, or with a byte more; and a random body (integers
+    /// written wider than needed, unknown variants and tags, lists longer than the bytes).
+    #[test]
+    fn snapshot_decoder_matches_decode_datagram(
+        datagram in server_datagram(),
+        extra in any::<u8>(),
+        random in vec(prop_oneof![0..8u8, 248..=255u8, any::<u8>()], 0..40),
+    ) {
+        let Ok(bytes) = encode_datagram(&datagram) else {
+            return Ok(());
+        };
+        let mut cases = vec![bytes.clone()];
+        for at in 0..bytes.len() {
+            for byte in [0, 1, 2, 3, 4, 5, 6, 250, 251, 252, 253, 254, 255] {
+                let mut edited = bytes.clone();
+                edited[at] = byte;
+                cases.push(edited);
+            }
+            cases.push(bytes[..at].to_vec());
+        }
+        cases.push([&bytes[..], &[extra]].concat());
+        cases.push([&[bytes[0], 0], &random[..]].concat());
+        let ServerDatagram::Snapshot(mut into) = datagram;
+        for case in cases {
+            let expected = decode_datagram::<ServerDatagram>(&case);
+            let got = decode_snapshot_datagram(&case, &mut into);
+            match expected {
+                Ok(ServerDatagram::Snapshot(expected)) => {
+                    prop_assert_eq!(got, Ok(()));
+                    prop_assert_eq!(&into, &expected);
+                }
+                Err(err) => prop_assert_eq!(got, Err(err)),
+            }
         }
     }
 }
