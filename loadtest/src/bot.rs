@@ -18,10 +18,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use navmesh::Rng;
-use protocol::codec::decode_datagram;
+use protocol::codec::decode_snapshot_datagram;
 use protocol::{
-    ClientMessage, Command, Input, NetId, Received, ServerDatagram, ServerMessage, Snapshot, View,
-    ViewHistory, Welcome,
+    ClientMessage, Command, Input, NetId, Received, ServerMessage, Snapshot, View, ViewHistory,
+    Welcome,
 };
 use serde::{Deserialize, Serialize};
 
@@ -135,6 +135,8 @@ pub struct Bot {
     rng: Rng,
     welcome: Option<Welcome>,
     history: ViewHistory,
+    /// The snapshot datagrams decode into (its lists' memory serves every datagram).
+    received: Snapshot,
     seq: u32,
     sent: VecDeque<(u32, Instant)>,
     last_applied_seq: u32,
@@ -235,6 +237,7 @@ impl Bot {
             rng: Rng::new(number),
             welcome: None,
             history: ViewHistory::new(),
+            received: Snapshot::default(),
             seq: 0,
             sent: VecDeque::new(),
             last_applied_seq: 0,
@@ -350,10 +353,12 @@ impl Bot {
 
     /// A datagram arrived.
     pub fn on_datagram(&mut self, bytes: &[u8], now: Instant) {
-        match decode_datagram::<ServerDatagram>(bytes) {
-            Ok(ServerDatagram::Snapshot(snapshot)) => self.on_snapshot(&snapshot, now),
+        let mut snapshot = std::mem::take(&mut self.received);
+        match decode_snapshot_datagram(bytes, &mut snapshot) {
+            Ok(()) => self.on_snapshot(&snapshot, now),
             Err(_) => self.samples.push(Sample::Violation(Violation::BadSnapshot)),
         }
+        self.received = snapshot;
     }
 
     fn on_snapshot(&mut self, snapshot: &Snapshot, now: Instant) {
@@ -661,7 +666,7 @@ fn distance(a: (f32, f32), b: (f32, f32)) -> f32 {
 mod tests {
     use super::*;
     use protocol::codec::encode_datagram;
-    use protocol::{Bounds, EntityKind, EntityState, Motion, QPos};
+    use protocol::{Bounds, EntityKind, EntityState, Motion, QPos, ServerDatagram};
 
     fn welcome() -> Welcome {
         Welcome {
