@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use navmesh::Rng;
 use protocol::codec::decode_snapshot_datagram;
 use protocol::{
-    ClientMessage, Command, Input, NetId, Received, ServerMessage, Snapshot, View, ViewHistory,
-    Welcome,
+    ClientMessage, Command, EntityState, Input, NetId, QPos, Received, ServerMessage, Snapshot,
+    View, ViewHistory, Welcome,
 };
 use serde::{Deserialize, Serialize};
 
@@ -387,12 +387,15 @@ impl Bot {
         };
         let bounds = welcome.bounds;
         let me = welcome.entity;
-        let outside = view.entities().iter().any(|e| {
-            let (x, y) = e.pos.to_metres();
-            x < bounds.min_x - BOUNDS_SLACK_M
-                || x > bounds.max_x + BOUNDS_SLACK_M
-                || y < bounds.min_y - BOUNDS_SLACK_M
-                || y > bounds.max_y + BOUNDS_SLACK_M
+        // Metres never decrease as centimetres grow, so an entity is outside exactly when
+        // the smallest or largest coordinate in view is.
+        let outside = extremes(view.entities()).is_some_and(|(lowest, highest)| {
+            let (min_x, min_y) = lowest.to_metres();
+            let (max_x, max_y) = highest.to_metres();
+            min_x < bounds.min_x - BOUNDS_SLACK_M
+                || max_x > bounds.max_x + BOUNDS_SLACK_M
+                || min_y < bounds.min_y - BOUNDS_SLACK_M
+                || max_y > bounds.max_y + BOUNDS_SLACK_M
         });
         if outside {
             self.samples.push(Sample::Violation(Violation::OutOfBounds));
@@ -658,6 +661,29 @@ impl Bot {
     }
 }
 
+/// The smallest and the largest coordinates of the entities, each axis on its own; `None`
+/// without entities.
+fn extremes(entities: &[EntityState]) -> Option<(QPos, QPos)> {
+    let first = entities.first()?.pos;
+    Some(
+        entities
+            .iter()
+            .fold((first, first), |(lowest, highest), entity| {
+                let pos = entity.pos;
+                (
+                    QPos {
+                        x_cm: lowest.x_cm.min(pos.x_cm),
+                        y_cm: lowest.y_cm.min(pos.y_cm),
+                    },
+                    QPos {
+                        x_cm: highest.x_cm.max(pos.x_cm),
+                        y_cm: highest.y_cm.max(pos.y_cm),
+                    },
+                )
+            }),
+    )
+}
+
 fn distance(a: (f32, f32), b: (f32, f32)) -> f32 {
     (a.0 - b.0).hypot(a.1 - b.1)
 }
@@ -666,7 +692,7 @@ fn distance(a: (f32, f32), b: (f32, f32)) -> f32 {
 mod tests {
     use super::*;
     use protocol::codec::encode_datagram;
-    use protocol::{Bounds, EntityKind, EntityState, Motion, QPos, ServerDatagram};
+    use protocol::{Bounds, EntityKind, Motion, ServerDatagram};
 
     fn welcome() -> Welcome {
         Welcome {
@@ -749,6 +775,31 @@ mod tests {
         assert_eq!(violations(&mut bot), vec![Violation::SelfNotInView]);
         bot.on_datagram(&[protocol::PROTOCOL_VERSION as u8, 0xff, 0xff], t0);
         assert_eq!(violations(&mut bot), vec![Violation::BadSnapshot]);
+    }
+
+    /// An entity past any one side, by more than the slack, among others inside, is a
+    /// breach; one within the slack is not.
+    #[test]
+    fn entities_past_each_side_are_out_of_bounds() {
+        let t0 = Instant::now();
+        let mut bot = Bot::new(Behaviour::Idle, 1);
+        bot.on_welcome(welcome(), t0);
+        let sides = [(-0.1, 50.0), (100.1, 50.0), (50.0, -0.1), (50.0, 100.1)];
+        for (tick, (x, y)) in (1..).zip(sides) {
+            let mut stray = me_at(x, y);
+            stray.id.index = 3;
+            let mut near = me_at(x.clamp(-0.04, 100.04), y.clamp(-0.04, 100.04));
+            near.id.index = 9;
+            let snapshot = full(2 * tick, 0, vec![stray, me_at(50.0, 50.0)]);
+            bot.on_datagram(&snapshot, t0);
+            assert_eq!(
+                violations(&mut bot),
+                vec![Violation::OutOfBounds],
+                "{x} {y}"
+            );
+            bot.on_datagram(&full(2 * tick + 1, 0, vec![me_at(50.0, 50.0), near]), t0);
+            assert_eq!(violations(&mut bot), vec![], "{x} {y}");
+        }
     }
 
     #[test]
