@@ -9,10 +9,10 @@ use crate::messages::{
 };
 
 /// Encodes a snapshot datagram straight into `out` (cleared first): the same bytes as
-/// [`encode_datagram`] of `ServerDatagram::Snapshot`, written by hand in bincode's format
-/// (variant index, then each field as a variable-length integer, signed ones zigzagged,
-/// options as a tag byte, lists as their length then their items), without serde's
-/// machinery. The snapshot server calls it once per client per tick.
+/// [`encode_datagram`](super::encode_datagram) of `ServerDatagram::Snapshot`, written by
+/// hand in bincode's format (variant index, then each field as a variable-length integer,
+/// signed ones zigzagged, options as a tag byte, lists as their length then their items),
+/// without serde's machinery. The snapshot server calls it once per client per tick.
 pub fn encode_snapshot_datagram(
     snapshot: &crate::messages::Snapshot,
     out: &mut Vec<u8>,
