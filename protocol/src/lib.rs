@@ -221,7 +221,9 @@
 //! changed). Keep the views of the last few snapshots received by tick (32 is plenty);
 //! apply each snapshot to its baseline's view and drop snapshots whose baseline you no
 //! longer hold or whose tick is not newer than the newest you applied. [`ViewHistory`] does
-//! exactly this. Acknowledge the newest tick in your next input. `last_input_seq` is the
+//! exactly this, in reused memory ([`View::apply_into`]); a Rust client that receives many
+//! snapshots can also decode each into one reused [`Snapshot`] with
+//! [`codec::decode_snapshot_datagram`]. Acknowledge the newest tick in your next input. `last_input_seq` is the
 //! `seq` of the newest input the world had taken when it ran the tick (0 before any).
 //!
 //! The view holds the entities within the welcome's view radius of your character; one in
@@ -328,8 +330,8 @@ pub use messages::{
     Welcome,
 };
 pub use view::{
-    ApplyError, BuildError, Candidate, Received, SnapshotBuilder, SnapshotHeader, View,
-    ViewHistory, build_snapshot,
+    ApplyError, ApplyScratch, BuildError, Candidate, Received, SnapshotBuilder, SnapshotHeader,
+    View, ViewHistory, build_snapshot,
 };
 
 /// The protocol version this crate speaks. Bumped on any change to a message. Datagrams

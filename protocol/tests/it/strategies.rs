@@ -71,18 +71,22 @@ pub(crate) fn entity_state() -> impl Strategy<Value = EntityState> {
 }
 
 pub(crate) fn change() -> impl Strategy<Value = Change> {
-    (
-        net_id(),
-        any::<i32>(),
-        any::<i32>(),
-        proptest::option::of(motion()),
-    )
-        .prop_map(|(id, dx_cm, dy_cm, motion)| Change {
+    change_of(net_id(), any::<i32>())
+}
+
+/// A change of an id and deltas from the given strategies.
+pub(crate) fn change_of(
+    id: impl Strategy<Value = NetId>,
+    delta: impl Strategy<Value = i32> + Clone,
+) -> impl Strategy<Value = Change> {
+    (id, delta.clone(), delta, proptest::option::of(motion())).prop_map(
+        |(id, dx_cm, dy_cm, motion)| Change {
             id,
             dx_cm,
             dy_cm,
             motion,
-        })
+        },
+    )
 }
 
 /// A snapshot with lists of arbitrary (unchecked) contents. Their sizes are chosen so that

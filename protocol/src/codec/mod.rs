@@ -119,6 +119,10 @@ mod sealed {
     impl Sealed for super::ServerDatagram {}
 }
 
+mod snapshot;
+
+pub use snapshot::{decode_snapshot_datagram, encode_snapshot_datagram};
+
 fn version_byte() -> u8 {
     // Versions are small; the byte is the version modulo 256.
     (PROTOCOL_VERSION & 0xff) as u8
@@ -138,95 +142,6 @@ pub fn encode_datagram<M: DatagramMessage>(message: &M) -> Result<Vec<u8>, Encod
         });
     }
     Ok(out)
-}
-
-/// Encodes a snapshot datagram straight into `out` (cleared first): the same bytes as
-/// [`encode_datagram`] of `ServerDatagram::Snapshot`, written by hand in bincode's format
-/// (variant index, then each field as a variable-length integer, signed ones zigzagged,
-/// options as a tag byte, lists as their length then their items), without serde's
-/// machinery. The snapshot server calls it once per client per tick.
-pub fn encode_snapshot_datagram(
-    snapshot: &crate::messages::Snapshot,
-    out: &mut Vec<u8>,
-) -> Result<(), EncodeError> {
-    out.clear();
-    // Room for the largest datagram at once, so that no write below reallocates.
-    out.reserve(MAX_DATAGRAM_BYTES);
-    out.push(version_byte());
-    // `ServerDatagram::Snapshot` is variant 0.
-    out.push(0);
-    put_varint(out, snapshot.tick);
-    match snapshot.baseline_tick {
-        None => out.push(0),
-        Some(tick) => {
-            out.push(1);
-            put_varint(out, tick);
-        }
-    }
-    put_varint(out, u64::from(snapshot.last_input_seq));
-    put_varint(out, snapshot.entered.len() as u64);
-    for entity in &snapshot.entered {
-        put_net_id(out, &entity.id);
-        out.push(entity.kind as u8);
-        put_varint(out, u64::from(entity.radius_cm));
-        put_zigzag(out, entity.pos.x_cm);
-        put_zigzag(out, entity.pos.y_cm);
-        out.push(entity.motion as u8);
-    }
-    put_varint(out, snapshot.changed.len() as u64);
-    for change in &snapshot.changed {
-        put_net_id(out, &change.id);
-        put_zigzag(out, change.dx_cm);
-        put_zigzag(out, change.dy_cm);
-        match change.motion {
-            None => out.push(0),
-            Some(motion) => out.extend_from_slice(&[1, motion as u8]),
-        }
-    }
-    put_varint(out, snapshot.left.len() as u64);
-    for id in &snapshot.left {
-        put_net_id(out, id);
-    }
-    if out.len() > MAX_DATAGRAM_BYTES {
-        return Err(EncodeError::TooLarge {
-            size: out.len(),
-            limit: MAX_DATAGRAM_BYTES,
-        });
-    }
-    Ok(())
-}
-
-/// bincode's variable-length unsigned integer: one byte below 251, else a marker byte (251,
-/// 252, 253 for 2, 4, 8 bytes) and the value little endian in the fewest of those widths.
-#[inline]
-fn put_varint(out: &mut Vec<u8>, value: u64) {
-    match value {
-        0..=250 => out.push(value as u8),
-        251..=0xffff => {
-            out.push(251);
-            out.extend_from_slice(&(value as u16).to_le_bytes());
-        }
-        0x1_0000..=0xffff_ffff => {
-            out.push(252);
-            out.extend_from_slice(&(value as u32).to_le_bytes());
-        }
-        _ => {
-            out.push(253);
-            out.extend_from_slice(&value.to_le_bytes());
-        }
-    }
-}
-
-/// A signed integer, zigzagged (0, -1, 1, -2, ... as 0, 1, 2, 3, ...), as a varint.
-#[inline]
-fn put_zigzag(out: &mut Vec<u8>, value: i32) {
-    put_varint(out, u64::from(((value << 1) ^ (value >> 31)) as u32));
-}
-
-#[inline]
-fn put_net_id(out: &mut Vec<u8>, id: &NetId) {
-    put_varint(out, u64::from(id.index));
-    put_varint(out, u64::from(id.generation));
 }
 
 /// Decodes a datagram written by [`encode_datagram`].

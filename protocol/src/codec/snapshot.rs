@@ -1,0 +1,243 @@
+//! Snapshot datagrams by hand, in bincode's format without serde's machinery: the server
+//! encodes one per client per tick, a client (the load-test swarm: a thousand of them)
+//! decodes as many. The bytes are exactly those of [`super::encode_datagram`] and
+//! [`super::decode_datagram`] of [`ServerDatagram::Snapshot`].
+
+use super::{DecodeError, EncodeError, MAX_DATAGRAM_BYTES, decode_datagram, version_byte};
+use crate::messages::{
+    Change, EntityKind, EntityState, Motion, NetId, QPos, ServerDatagram, Snapshot,
+};
+
+/// Encodes a snapshot datagram straight into `out` (cleared first): the same bytes as
+/// [`encode_datagram`](super::encode_datagram) of `ServerDatagram::Snapshot`, written by
+/// hand in bincode's format (variant index, then each field as a variable-length integer,
+/// signed ones zigzagged, options as a tag byte, lists as their length then their items),
+/// without serde's machinery. The snapshot server calls it once per client per tick.
+pub fn encode_snapshot_datagram(
+    snapshot: &crate::messages::Snapshot,
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    out.clear();
+    // Room for the largest datagram at once, so that no write below reallocates.
+    out.reserve(MAX_DATAGRAM_BYTES);
+    out.push(version_byte());
+    // `ServerDatagram::Snapshot` is variant 0.
+    out.push(0);
+    put_varint(out, snapshot.tick);
+    match snapshot.baseline_tick {
+        None => out.push(0),
+        Some(tick) => {
+            out.push(1);
+            put_varint(out, tick);
+        }
+    }
+    put_varint(out, u64::from(snapshot.last_input_seq));
+    put_varint(out, snapshot.entered.len() as u64);
+    for entity in &snapshot.entered {
+        put_net_id(out, &entity.id);
+        out.push(entity.kind as u8);
+        put_varint(out, u64::from(entity.radius_cm));
+        put_zigzag(out, entity.pos.x_cm);
+        put_zigzag(out, entity.pos.y_cm);
+        out.push(entity.motion as u8);
+    }
+    put_varint(out, snapshot.changed.len() as u64);
+    for change in &snapshot.changed {
+        put_net_id(out, &change.id);
+        put_zigzag(out, change.dx_cm);
+        put_zigzag(out, change.dy_cm);
+        match change.motion {
+            None => out.push(0),
+            Some(motion) => out.extend_from_slice(&[1, motion as u8]),
+        }
+    }
+    put_varint(out, snapshot.left.len() as u64);
+    for id in &snapshot.left {
+        put_net_id(out, id);
+    }
+    if out.len() > MAX_DATAGRAM_BYTES {
+        return Err(EncodeError::TooLarge {
+            size: out.len(),
+            limit: MAX_DATAGRAM_BYTES,
+        });
+    }
+    Ok(())
+}
+
+/// bincode's variable-length unsigned integer: one byte below 251, else a marker byte (251,
+/// 252, 253 for 2, 4, 8 bytes) and the value little endian in the fewest of those widths.
+#[inline]
+fn put_varint(out: &mut Vec<u8>, value: u64) {
+    match value {
+        0..=250 => out.push(value as u8),
+        251..=0xffff => {
+            out.push(251);
+            out.extend_from_slice(&(value as u16).to_le_bytes());
+        }
+        0x1_0000..=0xffff_ffff => {
+            out.push(252);
+            out.extend_from_slice(&(value as u32).to_le_bytes());
+        }
+        _ => {
+            out.push(253);
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+}
+
+/// A signed integer, zigzagged (0, -1, 1, -2, ... as 0, 1, 2, 3, ...), as a varint.
+#[inline]
+fn put_zigzag(out: &mut Vec<u8>, value: i32) {
+    put_varint(out, u64::from(((value << 1) ^ (value >> 31)) as u32));
+}
+
+#[inline]
+fn put_net_id(out: &mut Vec<u8>, id: &NetId) {
+    put_varint(out, u64::from(id.index));
+    put_varint(out, u64::from(id.generation));
+}
+
+/// Decodes a snapshot datagram into `snapshot`, reusing the memory of its lists: the
+/// result of [`decode_datagram`]`::<ServerDatagram>`, the same snapshot or the same error,
+/// without serde's machinery and, once the lists have grown, without allocating. Bytes the
+/// hand-written reader does not take are handed to `decode_datagram`, so every error is
+/// its error. On an error `snapshot` holds no meaningful value.
+pub fn decode_snapshot_datagram(bytes: &[u8], snapshot: &mut Snapshot) -> Result<(), DecodeError> {
+    if read_snapshot_datagram(bytes, snapshot).is_some() {
+        return Ok(());
+    }
+    let ServerDatagram::Snapshot(decoded) = decode_datagram::<ServerDatagram>(bytes)?;
+    *snapshot = decoded;
+    Ok(())
+}
+
+/// The snapshot in `bytes`, or `None` for anything short of one whole valid datagram.
+fn read_snapshot_datagram(bytes: &[u8], snapshot: &mut Snapshot) -> Option<()> {
+    let (&version, body) = bytes.split_first()?;
+    if bytes.len() > MAX_DATAGRAM_BYTES || version != version_byte() {
+        return None;
+    }
+    let mut reader = Reader(body);
+    // `ServerDatagram::Snapshot` is variant 0.
+    if reader.unsigned(U32_MARKER)? != 0 {
+        return None;
+    }
+    snapshot.tick = reader.unsigned(U64_MARKER)?;
+    snapshot.baseline_tick = match reader.byte()? {
+        0 => None,
+        1 => Some(reader.unsigned(U64_MARKER)?),
+        _ => return None,
+    };
+    snapshot.last_input_seq = reader.u32()?;
+    snapshot.entered.clear();
+    for _ in 0..reader.unsigned(U64_MARKER)? {
+        snapshot.entered.push(reader.entity()?);
+    }
+    snapshot.changed.clear();
+    for _ in 0..reader.unsigned(U64_MARKER)? {
+        snapshot.changed.push(reader.change()?);
+    }
+    snapshot.left.clear();
+    for _ in 0..reader.unsigned(U64_MARKER)? {
+        snapshot.left.push(reader.net_id()?);
+    }
+    // Trailing bytes are an error.
+    reader.0.is_empty().then_some(())
+}
+
+/// The largest varint marker a type takes: 251 announces 2 bytes, 252 four, 253 eight
+/// (bincode refuses a wider marker than the type's, and 254, 255 here).
+const U16_MARKER: u8 = 251;
+const U32_MARKER: u8 = 252;
+const U64_MARKER: u8 = 253;
+
+/// The bytes not read yet.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn byte(&mut self) -> Option<u8> {
+        let (&byte, rest) = self.0.split_first()?;
+        self.0 = rest;
+        Some(byte)
+    }
+
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let (bytes, rest) = self.0.split_first_chunk::<N>()?;
+        self.0 = rest;
+        Some(*bytes)
+    }
+
+    /// A variable-length unsigned integer whose marker is at most `widest`. bincode takes
+    /// values written wider than needed, and so does this.
+    fn unsigned(&mut self, widest: u8) -> Option<u64> {
+        let marker = self.byte()?;
+        if marker > widest {
+            return None;
+        }
+        match marker {
+            0..=250 => Some(u64::from(marker)),
+            251 => self.array().map(|b| u64::from(u16::from_le_bytes(b))),
+            252 => self.array().map(|b| u64::from(u32::from_le_bytes(b))),
+            _ => self.array().map(u64::from_le_bytes),
+        }
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        u32::try_from(self.unsigned(U32_MARKER)?).ok()
+    }
+
+    /// A zigzagged signed integer.
+    fn i32(&mut self) -> Option<i32> {
+        let zigzag = self.u32()?;
+        Some(((zigzag >> 1) as i32) ^ -((zigzag & 1) as i32))
+    }
+
+    fn net_id(&mut self) -> Option<NetId> {
+        Some(NetId {
+            index: self.u32()?,
+            generation: self.u32()?,
+        })
+    }
+
+    // Fields are read in the order written.
+    fn entity(&mut self) -> Option<EntityState> {
+        Some(EntityState {
+            id: self.net_id()?,
+            kind: match self.unsigned(U32_MARKER)? {
+                0 => EntityKind::Npc,
+                1 => EntityKind::Player,
+                _ => return None,
+            },
+            radius_cm: u16::try_from(self.unsigned(U16_MARKER)?).ok()?,
+            pos: QPos {
+                x_cm: self.i32()?,
+                y_cm: self.i32()?,
+            },
+            motion: self.motion()?,
+        })
+    }
+
+    fn change(&mut self) -> Option<Change> {
+        Some(Change {
+            id: self.net_id()?,
+            dx_cm: self.i32()?,
+            dy_cm: self.i32()?,
+            motion: match self.byte()? {
+                0 => None,
+                1 => Some(self.motion()?),
+                _ => return None,
+            },
+        })
+    }
+
+    fn motion(&mut self) -> Option<Motion> {
+        Some(match self.unsigned(U32_MARKER)? {
+            0 => Motion::Idle,
+            1 => Motion::Moving,
+            2 => Motion::WaitingForPath,
+            3 => Motion::Circling,
+            4 => Motion::Repulsed,
+            _ => return None,
+        })
+    }
+}
