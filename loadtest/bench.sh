@@ -5,8 +5,8 @@
 #
 # Usage: loadtest/bench.sh [NPCS] [BOTS] [SECONDS]; SWARM_THREADS (default 2) sets the
 # swarm's threads; QUIC and METRICS (default 127.0.0.1:4433 and :9100) the server's
-# addresses; SERVER_BIN runs another server binary (say, the previous commit's, for runs
-# interleaved with this one's). The swarm's CPU time, the server's per thread kind, the datagrams it sent and
+# addresses; SERVER_BIN runs another server binary and LOADTEST_BIN another swarm (say, the
+# previous commit's, for runs interleaved with this one's). The swarm's CPU time, the server's per thread kind, the datagrams it sent and
 # its snapshot stride are printed at the end: a swarm thread busy for the whole run cannot
 # keep up, and then the figures measure it, not the server.
 # Targets: all bots connected, server tick p99 <= 25 ms, snapshot interval p99 <= 60 ms,
@@ -22,6 +22,7 @@ mkdir -p "$OUT"
 
 cargo build --release -p server -p loadtest
 SERVER_BIN=${SERVER_BIN:-target/release/server}
+LOADTEST_BIN=${LOADTEST_BIN:-target/release/loadtest}
 
 QUIC=${QUIC:-127.0.0.1:4433}
 METRICS=${METRICS:-127.0.0.1:9100}
@@ -42,7 +43,7 @@ done
 
 set +e
 TIMEFORMAT='swarm CPU: %U s user + %S s system over %R s'
-time target/release/loadtest --threads "${SWARM_THREADS:-2}" --server "$QUIC" --bots "$BOTS" --ramp 10 --duration "$SECONDS_RUN" \
+time "$LOADTEST_BIN" --threads "${SWARM_THREADS:-2}" --server "$QUIC" --bots "$BOTS" --ramp 10 --duration "$SECONDS_RUN" \
   --warmup 15 --behaviour wander --cert-fingerprint "$FINGERPRINT" \
   --metrics "http://$METRICS/metrics" --report "$OUT/report.json" --slo loadtest/bench-slo.toml
 STATUS=$?
