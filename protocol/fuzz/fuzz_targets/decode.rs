@@ -10,8 +10,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use protocol::codec::{
-    decode_datagram, decode_frame_payload, decode_snapshot_datagram, encode_datagram,
-    encode_frame, FrameMessage, FrameReader, FRAME_HEADER_BYTES,
+    decode_datagram, decode_frame_payload, decode_snapshot_datagram, encode_datagram, encode_frame,
+    FrameMessage, FrameReader, FRAME_HEADER_BYTES,
 };
 use protocol::{
     ApplyScratch, ClientDatagram, ClientMessage, ServerDatagram, ServerMessage, Snapshot, View,
@@ -54,7 +54,9 @@ fuzz_target!(|data: &[u8]| {
             let again = view.apply(snapshot);
             let mut scratch = ApplyScratch::default();
             let mut into = View::new();
-            let reused = view.apply_into(snapshot, &mut scratch, &mut into).map(|()| into);
+            let reused = view
+                .apply_into(snapshot, &mut scratch, &mut into)
+                .map(|()| into);
             assert_eq!(reused, again);
         }
     }
