@@ -2,9 +2,10 @@
 //! newest view sent (for priorities) and the acknowledged view (the baseline) are merged by
 //! id in a single walk, which records each entity the snapshot would send (an item) and
 //! what ranks it; unchanged entities leave no item. The items are then ranked (in one
-//! branch-free loop), spent against the byte budget (an item's wire cost is worked out when
-//! the spending reaches it) and written straight into the datagram, and the view the client
-//! will hold is the baseline with what was sent applied.
+//! branch-free loop) and spent against the byte budget (an item's wire cost is worked out
+//! when the spending reaches it); then one walk over the sent items in id order fills the
+//! snapshot's lists and the view the client will hold (the baseline with what was sent
+//! applied), and the snapshot is written straight into the datagram.
 //!
 //! The result is exactly [`protocol::build_snapshot`]'s over the same candidates, encoded
 //! by [`protocol::codec::encode_datagram`]: the same ranking and tie-breaks (items, like its
@@ -55,7 +56,7 @@ pub(crate) struct Plan {
     order: Vec<u64>,
     /// One bit per item, set when sent.
     sent: Vec<u64>,
-    /// The snapshot's lists, filled in send order.
+    /// The snapshot's lists, filled in id order once the budget is spent.
     snapshot: Snapshot,
     /// The ranked items after the first `fit` that could still fit, for a second pass.
     later: Vec<u64>,
@@ -428,22 +429,11 @@ impl Plan {
                 }
                 used += cost;
                 sent[at / 64] |= 1 << (at % 64);
-                let now = || &frame.bodies[item.now as usize].state;
-                let old = || &base.states[item.base as usize];
-                match item.act {
-                    Act::Leave => snapshot.left.push(old().id),
-                    Act::Enter => snapshot.entered.push(*now()),
-                    Act::Change => snapshot.changed.push(Change::between(old(), now())),
-                    Act::Replace => {
-                        snapshot.left.push(old().id);
-                        snapshot.entered.push(*now());
-                    }
-                }
             }
         }
 
-        // The view the client holds after applying what was sent: the baseline with the
-        // sent items applied, in id order.
+        // The snapshot's lists, and the view the client holds after applying what was sent
+        // (the baseline with the sent items applied), both in id order.
         view.clear();
         let mut copied = 0;
         for (w, &word) in sent.iter().enumerate() {
@@ -454,12 +444,30 @@ impl Plan {
                 let at = item.base as usize;
                 view.extend_from(base, copied..at);
                 copied = at;
+                // A leave has no body in the frame: read it only for the other acts.
                 let now = || &frame.bodies[item.now as usize];
+                let old = || &base.states[at];
                 match item.act {
-                    Act::Leave => copied += 1,
-                    Act::Enter => view.push(now().key, now().state),
-                    Act::Change | Act::Replace => {
-                        view.push(now().key, now().state);
+                    Act::Leave => {
+                        snapshot.left.push(old().id);
+                        copied += 1;
+                    }
+                    Act::Enter => {
+                        let now = now();
+                        snapshot.entered.push(now.state);
+                        view.push(now.key, now.state);
+                    }
+                    Act::Change => {
+                        let now = now();
+                        snapshot.changed.push(Change::between(old(), &now.state));
+                        view.push(now.key, now.state);
+                        copied += 1;
+                    }
+                    Act::Replace => {
+                        let now = now();
+                        snapshot.left.push(old().id);
+                        snapshot.entered.push(now.state);
+                        view.push(now.key, now.state);
                         copied += 1;
                     }
                 }

@@ -218,7 +218,9 @@
 //! motion when given, each of which must be in the baseline and not in `left`; add every
 //! `entered` entity, which must not remain in the view. No id appears twice in one list,
 //! but one id may be in `left` and `entered` of the same snapshot (its kind or radius
-//! changed). Keep the views of the last few snapshots received by tick (32 is plenty);
+//! changed). Each list comes in id order (`index`, then `generation`), as a view is kept,
+//! so a client can apply a snapshot in one merge of its sorted view with the three lists;
+//! [`View::apply`] also accepts lists in any order (it sorts those that are not). Keep the views of the last few snapshots received by tick (32 is plenty);
 //! apply each snapshot to its baseline's view and drop snapshots whose baseline you no
 //! longer hold or whose tick is not newer than the newest you applied. [`ViewHistory`] does
 //! exactly this, in reused memory ([`View::apply_into`]); a Rust client that receives many

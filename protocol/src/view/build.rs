@@ -92,10 +92,11 @@ fn slot_of(key: u64) -> usize {
 /// `budget_bytes` (the whole datagram, version byte included), and the view the client will
 /// hold after applying it.
 ///
-/// Entities that left come first, then entries and changes by priority; what does not fit
-/// is left out and the returned view keeps the baseline's state for it, so the next
-/// snapshot (built against that view) sends it again. `current` must be sorted by id
-/// without repeats.
+/// The budget goes to entities that left first, then to entries and changes by priority;
+/// what does not fit is left out and the returned view keeps the baseline's state for it,
+/// so the next snapshot (built against that view) sends it again. Each of the snapshot's
+/// lists is in id order, whatever the priorities, so that a client applies it in one merge
+/// with its view. `current` must be sorted by id without repeats.
 pub fn build_snapshot(
     header: SnapshotHeader,
     baseline: &View,
@@ -234,7 +235,6 @@ impl SnapshotBuilder {
                     slots[at],
                     base,
                     current,
-                    &mut snapshot,
                     &mut used,
                     budget_bytes,
                     &mut sent[at],
@@ -242,10 +242,14 @@ impl SnapshotBuilder {
             }
         }
 
-        // The view the client holds after applying what was sent, in id order.
+        // The snapshot's lists and the view the client holds after applying what was sent,
+        // in id order.
         let mut entities = recycled;
         entities.clear();
         for (slot, sent) in slots.iter().zip(sent.iter().copied()) {
+            if sent {
+                list_slot(*slot, base, current, &mut snapshot);
+            }
             let state = match (*slot, sent) {
                 (Slot::Keep(b), _) => Some(base[b as usize]),
                 (Slot::Leave(_), true) => None,
@@ -289,12 +293,11 @@ fn slot_cost(slot: Slot, base: &[EntityState], current: &[Candidate]) -> usize {
     }
 }
 
-/// Adds a slot's items to the snapshot when they fit in what is left of the budget.
+/// Marks a slot as sent when its items fit in what is left of the budget.
 fn send_slot(
     slot: Slot,
     base: &[EntityState],
     current: &[Candidate],
-    snapshot: &mut Snapshot,
     used: &mut usize,
     budget_bytes: usize,
     sent: &mut bool,
@@ -305,6 +308,10 @@ fn send_slot(
     }
     *used += cost;
     *sent = true;
+}
+
+/// Adds a sent slot's items to the snapshot's lists.
+fn list_slot(slot: Slot, base: &[EntityState], current: &[Candidate], snapshot: &mut Snapshot) {
     match slot {
         Slot::Keep(_) => {}
         Slot::Leave(b) => snapshot.left.push(base[b as usize].id),

@@ -326,6 +326,19 @@ fn check_budget_spending(
     encoded_bytes: usize,
     budget: usize,
 ) -> Result<(), TestCaseError> {
+    // Each list is in id order, whatever the priorities (clients apply it in one merge).
+    prop_assert!(
+        snapshot.left.is_sorted_by(|a, b| a < b),
+        "left out of id order"
+    );
+    prop_assert!(
+        snapshot.entered.is_sorted_by(|a, b| a.id < b.id),
+        "entered out of id order"
+    );
+    prop_assert!(
+        snapshot.changed.is_sorted_by(|a, b| a.id < b.id),
+        "changed out of id order"
+    );
     let by_id: BTreeMap<NetId, &Candidate> = current.iter().map(|c| (c.state.id, c)).collect();
     let ids: BTreeSet<NetId> = baseline
         .entities()
