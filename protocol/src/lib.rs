@@ -220,13 +220,14 @@
 //! but one id may be in `left` and `entered` of the same snapshot (its kind or radius
 //! changed). Each list comes in id order (`index`, then `generation`), as a view is kept,
 //! so a client can apply a snapshot in one merge of its sorted view with the three lists;
-//! [`View::apply`] also accepts lists in any order (it sorts those that are not). Keep the views of the last few snapshots received by tick (32 is plenty);
-//! apply each snapshot to its baseline's view and drop snapshots whose baseline you no
-//! longer hold or whose tick is not newer than the newest you applied. [`ViewHistory`] does
-//! exactly this, in reused memory ([`View::apply_into`]); a Rust client that receives many
-//! snapshots can also decode each into one reused [`Snapshot`] with
-//! [`codec::decode_snapshot_datagram`]. Acknowledge the newest tick in your next input. `last_input_seq` is the
-//! `seq` of the newest input the world had taken when it ran the tick (0 before any).
+//! [`View::apply`] also accepts lists in any order (it sorts those that are not). Keep the
+//! views of the last few snapshots received by tick (32 is plenty); apply each snapshot to
+//! its baseline's view and drop snapshots whose baseline you no longer hold or whose tick
+//! is not newer than the newest you applied. [`ViewHistory`] does exactly this, in reused
+//! memory ([`View::apply_into`]); a Rust client that receives many snapshots can also
+//! decode each into one reused [`Snapshot`] with [`codec::decode_snapshot_datagram`].
+//! Acknowledge the newest tick in your next input. `last_input_seq` is the `seq` of the
+//! newest input the world had taken when it ran the tick (0 before any).
 //!
 //! The view holds the entities within the welcome's view radius of your character; one in
 //! view leaves only 4 m further out (setting `view_hysteresis_m`, not in the welcome), so
