@@ -50,7 +50,9 @@ STATUS=$?
 set -e
 # What the server sent, the snapshots it did not send and why, and its snapshot stride at
 # the end (1: every client every tick).
-curl -s "http://$METRICS/metrics" | grep -E '^mmo_(datagrams_out_total|snapshot_stride|snapshots_dropped_total)[ {]' || true
+# Every metric is kept in $OUT/metrics.txt.
+curl -s "http://$METRICS/metrics" >"$OUT/metrics.txt" || true
+grep -E '^mmo_(datagrams_out_total|snapshot_stride|snapshots_dropped_total)[ {]' "$OUT/metrics.txt" || true
 # The server's own CPU time so far, per thread kind (world, snapshot workers, the QUIC
 # runtime), from /proc: where a core's worth of work per client goes.
 TICKS=$(getconf CLK_TCK)
@@ -60,5 +62,5 @@ for task in /proc/$SERVER/task/*; do
   echo "$name ${f[13]} ${f[14]}"
 done | awk -v hz="$TICKS" '{ sub(/-[0-9]+$/, "", $1); cpu[$1] += ($2 + $3) / hz; all += ($2 + $3) / hz }
   END { printf "server CPU: %.1f s in all;", all; for (k in cpu) printf " %s %.1f s;", k, cpu[k]; printf "\n" }'
-echo "report: $OUT/report.json, server log: $OUT/server.log"
+echo "report: $OUT/report.json, server log: $OUT/server.log, metrics: $OUT/metrics.txt"
 exit $STATUS

@@ -5,7 +5,8 @@
 //!
 //! Every bot is accounted for: it logs in (and then plays to the end or is dropped, with a
 //! reason) or it fails to log in, with a reason; a bot still in its handshake when the run
-//! ends has failed with `timeout`. A session the server stops talking to is dropped as
+//! ends (or after [`LOGIN_TIMEOUT`]) has failed with `timeout`, or with
+//! `timeout_before_welcome` when QUIC's handshake was done and the login was not. A session the server stops talking to is dropped as
 //! `server_silent`: a server killed outright sends no close, and QUIC's idle timeout alone
 //! would outlast a short run.
 //!
@@ -298,8 +299,13 @@ async fn drive(
             return;
         }
     };
-    let login =
-        tokio::time::timeout_at(deadline.into(), login(endpoint, server, &name, token)).await;
+    // Set once QUIC's handshake is done, so that a timeout tells which part stalled.
+    let mut connected = false;
+    let login = tokio::time::timeout_at(
+        deadline.into(),
+        login(endpoint, server, &name, token, &mut connected),
+    )
+    .await;
     let (conn, mut send, mut recv, mut reader, welcome) = match login {
         Ok(Ok(session)) => session,
         Ok(Err(err)) => {
@@ -310,7 +316,12 @@ async fn drive(
             return;
         }
         Err(_) => {
-            *lock(shared).failed.entry("timeout".to_owned()).or_default() += 1;
+            let reason = if connected {
+                "timeout_before_welcome"
+            } else {
+                "timeout"
+            };
+            *lock(shared).failed.entry(reason.to_owned()).or_default() += 1;
             return;
         }
     };
@@ -407,8 +418,10 @@ async fn login(
     server: SocketAddr,
     name: &str,
     token: Option<String>,
+    connected: &mut bool,
 ) -> Result<Session, ClientError> {
     let (conn, mut send, mut recv) = client::open(endpoint, server).await?;
+    *connected = true;
     for message in [
         ClientMessage::Hello {
             version: PROTOCOL_VERSION,

@@ -42,6 +42,8 @@ async fn loadtest(args: &[&str]) -> Output {
 /// What a fake server does with a session once it has logged it in.
 #[derive(Clone, Copy)]
 enum Play {
+    /// Never answers the login: QUIC's handshake is done, the welcome never comes.
+    NoWelcome,
     /// Hears nothing more, though QUIC keeps the connection open: what a bot sees of a
     /// server that died.
     Silent,
@@ -90,6 +92,10 @@ fn fake_server(play: Play) -> SocketAddr {
                         _ => return,
                     }
                 }
+                if matches!(play, Play::NoWelcome) {
+                    conn.closed().await;
+                    return;
+                }
                 let welcome = ServerMessage::Welcome(Welcome {
                     version: PROTOCOL_VERSION,
                     entity: ME,
@@ -111,7 +117,7 @@ fn fake_server(play: Play) -> SocketAddr {
                     return;
                 }
                 match play {
-                    Play::Silent => {
+                    Play::Silent | Play::NoWelcome => {
                         conn.closed().await;
                     }
                     Play::Walker => walk(&conn).await,
@@ -234,6 +240,32 @@ async fn a_server_with_another_certificate_fails_the_run_with_the_whole_reason()
     assert!(
         reason.contains("ApplicationVerificationFailure"),
         "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn a_login_never_answered_fails_after_the_quic_handshake() {
+    let addr = fake_server(Play::NoWelcome).to_string();
+    let out = loadtest(&[
+        "--server",
+        &addr,
+        "--bots",
+        "2",
+        "--duration",
+        "3",
+        "--ramp",
+        "0",
+        "--insecure-local",
+    ])
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stdout.contains("bots connected      0 of 2"), "{stdout}");
+    // Told apart from a QUIC handshake that never finished (`timeout`).
+    assert!(
+        stdout.contains("failed to connect   2 (timeout_before_welcome: 2)"),
+        "{stdout}"
     );
 }
 
