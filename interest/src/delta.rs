@@ -60,6 +60,9 @@ pub(crate) struct Plan {
     snapshot: Snapshot,
     /// The ranked items after the first `fit` that could still fit, for a second pass.
     later: Vec<u64>,
+    /// The changed entities of the new view, applied once its runs are copied: where each
+    /// lands in the view, and its body in the frame.
+    patches: Vec<(u32, u32)>,
 }
 
 /// The two passes over the ranking: the best `fit` items, then whatever of the rest fits
@@ -366,6 +369,7 @@ impl Plan {
             terms: _,
             snapshot,
             later,
+            patches,
         } = self;
         let (items, order) = (&items[..count], &mut order[..count]);
         snapshot.tick = tick;
@@ -433,8 +437,11 @@ impl Plan {
         }
 
         // The snapshot's lists, and the view the client holds after applying what was sent
-        // (the baseline with the sent items applied), both in id order.
+        // (the baseline with the sent items applied), both in id order. The view is copied
+        // from the baseline in runs broken only where an entity leaves or enters; a changed
+        // entity keeps its place (and id) and gets its new state once the runs are copied.
         view.clear();
+        patches.clear();
         let mut copied = 0;
         for (w, &word) in sent.iter().enumerate() {
             let mut bits = word;
@@ -442,11 +449,13 @@ impl Plan {
                 let item = items[w * 64 + bits.trailing_zeros() as usize];
                 bits &= bits - 1;
                 let at = item.base as usize;
-                view.extend_from(base, copied..at);
-                copied = at;
                 // A leave has no body in the frame: read it only for the other acts.
                 let now = || &frame.bodies[item.now as usize];
                 let old = || &base.states[at];
+                if item.act != Act::Change {
+                    view.extend_from(base, copied..at);
+                    copied = at;
+                }
                 match item.act {
                     Act::Leave => {
                         snapshot.left.push(old().id);
@@ -458,10 +467,10 @@ impl Plan {
                         view.push(now.key, now.state);
                     }
                     Act::Change => {
-                        let now = now();
-                        snapshot.changed.push(Change::between(old(), &now.state));
-                        view.push(now.key, now.state);
-                        copied += 1;
+                        snapshot.changed.push(Change::between(old(), &now().state));
+                        // Where the baseline's entity lands once the run through it is
+                        // copied.
+                        patches.push(((view.keys.len() + at - copied) as u32, item.now));
                     }
                     Act::Replace => {
                         let now = now();
@@ -474,6 +483,9 @@ impl Plan {
             }
         }
         view.extend_from(base, copied..base.keys.len());
+        for &(at, now) in patches.iter() {
+            view.states[at as usize] = frame.bodies[now as usize].state;
+        }
         // The budget is at most the datagram limit; should encoding ever refuse, the
         // snapshot is dropped like one over budget.
         encode_snapshot_datagram(snapshot, datagram).map_err(|_| BuildError::BudgetTooSmall {
