@@ -183,7 +183,7 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
     .with_context(|| format!("cannot listen for QUIC on {}", config.listen))?;
     let (socket_recv, socket_send, socket_inode) = (socket.recv, socket.send, socket.inode);
     let endpoint = quinn::Endpoint::new(
-        quinn::EndpointConfig::default(),
+        crate::tls::endpoint_config(),
         Some(quic),
         socket.socket,
         Arc::new(quinn::TokioRuntime),

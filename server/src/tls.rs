@@ -18,6 +18,27 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
+/// The QUIC endpoint's configuration: quinn's defaults, with connection ids of 8 random bytes.
+///
+/// quinn's default ids carry 24 random bits (a 3-byte nonce, then a keyed hash of it). The id
+/// a retry hands a new client is drawn without a check against the ids in use, and quinn
+/// routes the client's next Initial to an established connection that holds the same id,
+/// which drops it: the attempt times out. With a few ids per connection, 1,000 clients hold
+/// about 5,000 of the 16.7 million, and about one connection attempt in 4,000 was lost so
+/// (`docs/benchmarks.md`). With 64 random bits the chance is negligible. (Short packets for
+/// unknown ids are then answered with stateless resets, which quinn limits in rate and
+/// size, instead of being dropped by the hash check.)
+pub fn endpoint_config() -> quinn::EndpointConfig {
+    let mut config = quinn::EndpointConfig::default();
+    config.cid_generator(connection_ids);
+    config
+}
+
+/// The generator of the endpoint's connection ids (see [`endpoint_config`]).
+fn connection_ids() -> Box<dyn quinn::ConnectionIdGenerator> {
+    Box::new(quinn_proto::RandomConnectionIdGenerator::new(8))
+}
+
 /// A certificate chain and its private key.
 pub struct Identity {
     /// The chain, leaf first.
@@ -224,6 +245,18 @@ fn local_names() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A retry's id is not checked against the ids in use, so ids must not repeat by chance:
+    /// 100,000 of them, as many as a busy server hands out, are all different (quinn's
+    /// default, with 24 random bits, repeats about 300 times in as many).
+    #[test]
+    fn connection_ids_do_not_repeat() {
+        let mut ids = connection_ids();
+        assert_eq!(ids.cid_len(), 8);
+        let drawn: std::collections::HashSet<_> =
+            (0..100_000).map(|_| ids.generate_cid()).collect();
+        assert_eq!(drawn.len(), 100_000);
+    }
 
     #[test]
     fn the_webtransport_certificate_is_short_lived_p256_and_rotates() {
