@@ -5,10 +5,10 @@
 //!
 //! Every bot is accounted for: it logs in (and then plays to the end or is dropped, with a
 //! reason) or it fails to log in, with a reason; a bot still in its handshake when the run
-//! ends (or after [`LOGIN_TIMEOUT`]) has failed with `timeout`, or with
-//! `timeout_before_welcome` when QUIC's handshake was done and the login was not. A session the server stops talking to is dropped as
-//! `server_silent`: a server killed outright sends no close, and QUIC's idle timeout alone
-//! would outlast a short run.
+//! ends (or 10 s after it began) has failed with `timeout`, or with
+//! `timeout_before_welcome` when QUIC's handshake was done and the login was not. A session
+//! the server stops talking to is dropped as `server_silent`: a server killed outright sends
+//! no close, and QUIC's idle timeout alone would outlast a short run.
 //!
 //! Against a server that authenticates logins, each bot mints its own token for its own
 //! name ([`Tokens`]) just before it logs in.

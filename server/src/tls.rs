@@ -1,5 +1,6 @@
 //! The server's TLS identity (a fresh self-signed certificate, or one read from PEM files)
-//! and the QUIC server configuration built on it.
+//! and the QUIC server configuration built on it; the QUIC endpoint's configuration (its
+//! connection ids).
 //!
 //! The client half (the [`Fingerprint`] a client pins, the certificate check, the transport
 //! both ends share) lives in the `client` crate; the server uses its `Fingerprint` so that
