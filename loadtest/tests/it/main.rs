@@ -243,21 +243,26 @@ async fn a_server_with_another_certificate_fails_the_run_with_the_whole_reason()
     );
 }
 
-#[tokio::test]
-async fn a_login_never_answered_fails_after_the_quic_handshake() {
-    let addr = fake_server(Play::NoWelcome).to_string();
-    let out = loadtest(&[
+/// Two bots against `addr` for `seconds`, all logging in at once.
+async fn two_bots(addr: &str, seconds: &str) -> Output {
+    loadtest(&[
         "--server",
-        &addr,
+        addr,
         "--bots",
         "2",
         "--duration",
-        "3",
+        seconds,
         "--ramp",
         "0",
         "--insecure-local",
     ])
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn a_login_never_answered_fails_after_the_quic_handshake() {
+    let addr = fake_server(Play::NoWelcome).to_string();
+    let out = two_bots(&addr, "3").await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
@@ -272,18 +277,7 @@ async fn a_login_never_answered_fails_after_the_quic_handshake() {
 #[tokio::test]
 async fn a_server_that_falls_silent_fails_the_run() {
     let addr = silent_server().to_string();
-    let out = loadtest(&[
-        "--server",
-        &addr,
-        "--bots",
-        "2",
-        "--duration",
-        "5",
-        "--ramp",
-        "0",
-        "--insecure-local",
-    ])
-    .await;
+    let out = two_bots(&addr, "5").await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
