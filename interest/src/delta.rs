@@ -73,28 +73,31 @@ enum Pass {
     Tail,
 }
 
-/// What a client holds after one snapshot: its entities sorted by id, and their ids as
-/// ordered integers ([`key`]) beside them, for the merges.
+/// What a client holds after one snapshot: its entities sorted by id (the merges compare
+/// their ids as [`key`]s, read from the states themselves, so that a view copied from tick
+/// to tick is no larger than its states).
 #[derive(Debug, Default)]
 pub(crate) struct Known {
-    pub keys: Vec<u64>,
     pub states: Vec<EntityState>,
 }
 
 impl Known {
     fn clear(&mut self) {
-        self.keys.clear();
         self.states.clear();
     }
 
     fn extend_from(&mut self, other: &Known, range: std::ops::Range<usize>) {
-        self.keys.extend_from_slice(&other.keys[range.clone()]);
         self.states.extend_from_slice(&other.states[range]);
     }
 
-    fn push(&mut self, key: u64, state: EntityState) {
-        self.keys.push(key);
+    fn push(&mut self, state: EntityState) {
         self.states.push(state);
+    }
+
+    /// The id of the entity at `at` as a [`key`], if there is one.
+    #[inline]
+    fn key_at(&self, at: usize) -> Option<u64> {
+        self.states.get(at).map(|state| key(state.id))
     }
 }
 
@@ -246,7 +249,7 @@ impl Plan {
             latest,
             base,
         } = inputs;
-        let most = marked + base.keys.len();
+        let most = marked + base.states.len();
         if self.items.len() < most {
             let none = Item {
                 act: Act::Leave,
@@ -264,7 +267,7 @@ impl Plan {
         };
         let (mut at_latest, mut at_base, mut leaves) = (0, 0, 0);
         let me = key(me);
-        let (base_keys, base_states) = (&base.keys[..], &base.states[..]);
+        let base_states = &base.states[..];
         let leave = |out: &mut Out<'_>, b: usize| {
             let item = Item {
                 act: Act::Leave,
@@ -283,20 +286,19 @@ impl Plan {
                 let body = &frame.bodies[place as usize];
                 let id = body.key;
                 // Baseline entities before this one are not candidates: they leave.
-                while base_keys.get(at_base).is_some_and(|&key| key < id) {
+                while base.key_at(at_base).is_some_and(|key| key < id) {
                     leave(&mut out, at_base);
                     leaves += 1;
                     at_base += 1;
                 }
-                let in_base = base_keys.get(at_base) == Some(&id);
+                let in_base = base.key_at(at_base) == Some(id);
                 let known = match latest {
                     None => in_base.then(|| &base_states[at_base]),
                     Some(latest) => {
-                        let keys = &latest.keys[..];
-                        while keys.get(at_latest).is_some_and(|&key| key < id) {
+                        while latest.key_at(at_latest).is_some_and(|key| key < id) {
                             at_latest += 1;
                         }
-                        (keys.get(at_latest) == Some(&id)).then(|| &latest.states[at_latest])
+                        (latest.key_at(at_latest) == Some(id)).then(|| &latest.states[at_latest])
                     }
                 };
                 let is_me = id == me;
@@ -336,7 +338,7 @@ impl Plan {
                 out.push(item, terms);
             }
         }
-        for b in at_base..base_keys.len() {
+        for b in at_base..base_states.len() {
             leave(&mut out, b);
             leaves += 1;
         }
@@ -464,25 +466,25 @@ impl Plan {
                     Act::Enter => {
                         let now = now();
                         snapshot.entered.push(now.state);
-                        view.push(now.key, now.state);
+                        view.push(now.state);
                     }
                     Act::Change => {
                         snapshot.changed.push(Change::between(old(), &now().state));
                         // Where the baseline's entity lands once the run through it is
                         // copied.
-                        patches.push(((view.keys.len() + at - copied) as u32, item.now));
+                        patches.push(((view.states.len() + at - copied) as u32, item.now));
                     }
                     Act::Replace => {
                         let now = now();
                         snapshot.left.push(old().id);
                         snapshot.entered.push(now.state);
-                        view.push(now.key, now.state);
+                        view.push(now.state);
                         copied += 1;
                     }
                 }
             }
         }
-        view.extend_from(base, copied..base.keys.len());
+        view.extend_from(base, copied..base.states.len());
         for &(at, now) in patches.iter() {
             view.states[at as usize] = frame.bodies[now as usize].state;
         }
