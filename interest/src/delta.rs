@@ -284,7 +284,7 @@ impl Plan {
                 let (place, d2) = near[w * 64 + bits.trailing_zeros() as usize];
                 bits &= bits - 1;
                 let body = &frame.bodies[place as usize];
-                let id = body.key;
+                let id = key(body.state.id);
                 // Baseline entities before this one are not candidates: they leave.
                 while base.key_at(at_base).is_some_and(|key| key < id) {
                     leave(&mut out, at_base);

@@ -21,11 +21,10 @@ pub struct Frame {
 }
 
 /// One body's wire state, with what is the same for every viewer computed once per frame:
-/// its id as one ordered integer ([`crate::delta::key`]), the bytes its full state and its
-/// id take on the wire.
+/// the bytes its full state and its id take on the wire. (24 bytes: the merge compares ids
+/// as [`crate::delta::key`]s made from the state's own id, not a copy beside it.)
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Body {
-    pub key: u64,
     pub state: EntityState,
     pub enter_cost: u8,
     pub id_cost: u8,
@@ -113,7 +112,6 @@ impl Frame {
             .map(|&rank| {
                 let state = states[rank as usize];
                 Body {
-                    key: crate::delta::key(state.id),
                     state,
                     enter_cost: protocol::codec::entity_len(&state).min(255) as u8,
                     id_cost: protocol::codec::net_id_len(&state.id).min(255) as u8,
