@@ -24,9 +24,9 @@ use rustls::sign::CertifiedKey;
 /// quinn's default ids carry 24 random bits (a 3-byte nonce, then a keyed hash of it). The id
 /// a retry hands a new client is drawn without a check against the ids in use, and quinn
 /// routes the client's next Initial to an established connection that holds the same id,
-/// which drops it: the attempt times out. With a few ids per connection, 1,000 clients hold
-/// about 5,000 of the 16.7 million, and about one connection attempt in 4,000 was lost so
-/// (`docs/benchmarks.md`). With 64 random bits the chance is negligible. (Short packets for
+/// which drops it: the attempt times out. With a few ids per connection and a thousand
+/// clients, that lost attempts in the load test (measured in `docs/benchmarks.md`). With 64
+/// random bits the chance is negligible. (Short packets for
 /// unknown ids are then answered with stateless resets, which quinn limits in rate and
 /// size, instead of being dropped by the hash check.)
 pub fn endpoint_config() -> quinn::EndpointConfig {
