@@ -19,6 +19,10 @@ use protocol::{BuildError, Change, EntityState, NetId, Snapshot};
 
 use crate::frame::Frame;
 
+mod members;
+
+pub(crate) use members::Members;
+
 /// What a snapshot would do with one entity, when it fits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Act {
@@ -63,6 +67,19 @@ pub(crate) struct Plan {
     /// The changed entities of the new view, applied once its runs are copied: where each
     /// lands in the view, and its body in the frame.
     patches: Vec<(u32, u32)>,
+    /// For each baseline entity, its rank in this frame when the id merge found it there
+    /// (else `u32::MAX`): the new view's ranks.
+    base_ranks: Vec<u32>,
+    /// Bodies near the viewer that are not in its baseline: rank, place, squared distance.
+    enters: Vec<(u32, u32, f32)>,
+}
+
+/// Where the new view's ranks come from: the baseline's own (its members were looked up
+/// by rank), or what the id merge found.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Ranks {
+    Baseline,
+    Merged,
 }
 
 /// The two passes over the ranking: the best `fit` items, then whatever of the rest fits
@@ -73,25 +90,32 @@ enum Pass {
     Tail,
 }
 
-/// What a client holds after one snapshot: its entities sorted by id (the merges compare
-/// their ids as [`key`]s, read from the states themselves, so that a view copied from tick
-/// to tick is no larger than its states).
+/// What a client holds after one snapshot: its entities sorted by id (the merge compares
+/// their ids as [`key`]s, read from the states themselves), and each one's rank in the
+/// frame the view was made from (`u32::MAX` where that frame has no such entity), so that
+/// the next snapshot can look its members up without merging ids while the frame's ids
+/// stay the same ([`Plan::merge_members`]).
 #[derive(Debug, Default)]
 pub(crate) struct Known {
     pub states: Vec<EntityState>,
+    pub ranks: Vec<u32>,
 }
 
 impl Known {
     fn clear(&mut self) {
         self.states.clear();
+        self.ranks.clear();
     }
 
-    fn extend_from(&mut self, other: &Known, range: std::ops::Range<usize>) {
-        self.states.extend_from_slice(&other.states[range]);
+    /// Copies `other`'s entities in `range`, with their ranks from `ranks`.
+    fn extend_from(&mut self, other: &Known, ranks: &[u32], range: std::ops::Range<usize>) {
+        self.states.extend_from_slice(&other.states[range.clone()]);
+        self.ranks.extend_from_slice(&ranks[range]);
     }
 
-    fn push(&mut self, state: EntityState) {
+    fn push(&mut self, state: EntityState, rank: u32) {
         self.states.push(state);
+        self.ranks.push(rank);
     }
 
     /// The id of the entity at `at` as a [`key`], if there is one.
@@ -249,17 +273,9 @@ impl Plan {
             latest,
             base,
         } = inputs;
-        let most = marked + base.states.len();
-        if self.items.len() < most {
-            let none = Item {
-                act: Act::Leave,
-                base: 0,
-                now: 0,
-            };
-            self.items.resize(most, none);
-            self.terms.resize(most, Terms::default());
-            self.order.resize(most, 0);
-        }
+        self.reserve(marked + base.states.len());
+        self.base_ranks.clear();
+        self.base_ranks.resize(base.states.len(), u32::MAX);
         let mut out = Out {
             items: &mut self.items,
             terms: &mut self.terms,
@@ -281,7 +297,8 @@ impl Plan {
         for (w, word) in marks.iter_mut().enumerate() {
             let mut bits = std::mem::take(word);
             while bits != 0 {
-                let (place, d2) = near[w * 64 + bits.trailing_zeros() as usize];
+                let rank = w * 64 + bits.trailing_zeros() as usize;
+                let (place, d2) = near[rank];
                 bits &= bits - 1;
                 let body = &frame.bodies[place as usize];
                 let id = key(body.state.id);
@@ -309,6 +326,7 @@ impl Plan {
                 let state = &body.state;
                 let item = if in_base {
                     let old = &base_states[at_base];
+                    self.base_ranks[at_base] = rank as u32;
                     at_base += 1;
                     let act = if old.kind != state.kind || old.radius_cm != state.radius_cm {
                         Act::Replace
@@ -343,17 +361,34 @@ impl Plan {
             leaves += 1;
         }
         let count = out.len;
+        self.rank_items(count);
+        (count, leaves)
+    }
+
+    /// Makes room for `most` items.
+    fn reserve(&mut self, most: usize) {
+        if self.items.len() < most {
+            let none = Item {
+                act: Act::Leave,
+                base: 0,
+                now: 0,
+            };
+            self.items.resize(most, none);
+            self.terms.resize(most, Terms::default());
+            self.order.resize(most, 0);
+        }
+    }
+
+    /// Works out the rank keys of the first `count` items.
+    fn rank_items(&mut self, count: usize) {
         let ranked = self.order[..count].iter_mut().zip(&self.terms[..count]);
         for (i, (key, terms)) in ranked.enumerate() {
             *key = rank_key(terms.rank(), i as u32);
         }
-        (count, leaves)
     }
 
-    /// Builds the client's snapshot datagram in `datagram` (cleared first; header: tick,
-    /// baseline tick, input sequence) within `budget_bytes`, and the view it leads to in
-    /// `view` (cleared first).
-    pub(crate) fn build(
+    /// Merges by id ([`Plan::merge`]) and builds the snapshot ([`Plan::build`]).
+    pub(crate) fn merge_and_build(
         &mut self,
         inputs: Inputs<'_>,
         header: (u64, Option<u64>, u32),
@@ -362,7 +397,31 @@ impl Plan {
         datagram: &mut Vec<u8>,
     ) -> Result<(), BuildError> {
         let (frame, base) = (inputs.frame, inputs.base);
-        let (count, leaves) = self.merge(inputs);
+        let merged = self.merge(inputs);
+        let out = (view, datagram);
+        self.build(
+            (frame, base),
+            merged,
+            Ranks::Merged,
+            header,
+            budget_bytes,
+            out,
+        )
+    }
+
+    /// Builds the client's snapshot datagram in `datagram` (cleared first; header: tick,
+    /// baseline tick, input sequence) within `budget_bytes` from the `merged` items (their
+    /// count, and of leaves among them), and the view it leads to in `view` (cleared
+    /// first).
+    pub(crate) fn build(
+        &mut self,
+        (frame, base): (&Frame, &Known),
+        (count, leaves): (usize, usize),
+        ranks: Ranks,
+        header: (u64, Option<u64>, u32),
+        budget_bytes: usize,
+        (view, datagram): (&mut Known, &mut Vec<u8>),
+    ) -> Result<(), BuildError> {
         let (tick, baseline_tick, last_input_seq) = header;
         let Plan {
             items,
@@ -372,7 +431,13 @@ impl Plan {
             snapshot,
             later,
             patches,
+            base_ranks,
+            enters: _,
         } = self;
+        let ranks: &[u32] = match ranks {
+            Ranks::Baseline => &base.ranks,
+            Ranks::Merged => base_ranks,
+        };
         let (items, order) = (&items[..count], &mut order[..count]);
         snapshot.tick = tick;
         snapshot.baseline_tick = baseline_tick;
@@ -455,7 +520,7 @@ impl Plan {
                 let now = || &frame.bodies[item.now as usize];
                 let old = || &base.states[at];
                 if item.act != Act::Change {
-                    view.extend_from(base, copied..at);
+                    view.extend_from(base, ranks, copied..at);
                     copied = at;
                 }
                 match item.act {
@@ -466,7 +531,7 @@ impl Plan {
                     Act::Enter => {
                         let now = now();
                         snapshot.entered.push(now.state);
-                        view.push(now.state);
+                        view.push(now.state, frame.rank_at(item.now));
                     }
                     Act::Change => {
                         snapshot.changed.push(Change::between(old(), &now().state));
@@ -478,13 +543,13 @@ impl Plan {
                         let now = now();
                         snapshot.left.push(old().id);
                         snapshot.entered.push(now.state);
-                        view.push(now.state);
+                        view.push(now.state, frame.rank_at(item.now));
                         copied += 1;
                     }
                 }
             }
         }
-        view.extend_from(base, copied..base.states.len());
+        view.extend_from(base, ranks, copied..base.states.len());
         for &(at, now) in patches.iter() {
             view.states[at as usize] = frame.bodies[now as usize].state;
         }

@@ -17,8 +17,22 @@ pub struct Frame {
     ranks: Vec<u32>,
     /// Each body's position (metres), cell by cell like `bodies`.
     positions: Vec<(f32, f32)>,
+    /// Every body in id order (by rank): what a view that knows its members' ranks reads
+    /// instead of merging ids.
+    pub(crate) by_rank: Vec<Ranked>,
     grid: Grid,
 }
+
+/// One body as a view's member is looked up by its rank: its wire state, its position
+/// (metres) and its place in [`Frame::bodies`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ranked {
+    pub state: EntityState,
+    pub pos: (f32, f32),
+    pub place: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Ranked>() == 32, "a ranked body grew");
 
 /// One body's wire state, with what is the same for every viewer computed once per frame:
 /// the bytes its full state and its id take on the wire. (The merge compares ids as
@@ -106,8 +120,18 @@ impl Frame {
         }
         let mut fill = grid.starts.clone();
         let mut ranks = vec![0; states.len()];
+        let mut by_rank: Vec<Ranked> = states
+            .iter()
+            .zip(&positions)
+            .map(|(&state, &pos)| Ranked {
+                state,
+                pos,
+                place: 0,
+            })
+            .collect();
         for (rank, &cell) in cells.iter().enumerate() {
             ranks[fill[cell] as usize] = rank as u32;
+            by_rank[rank].place = fill[cell];
             fill[cell] += 1;
         }
         let bodies = ranks
@@ -127,8 +151,22 @@ impl Frame {
             bodies,
             ranks,
             positions,
+            by_rank,
             grid,
         }
+    }
+
+    /// The rank of the body with `id`, if the frame has one.
+    pub(crate) fn rank_of(&self, id: protocol::NetId) -> Option<u32> {
+        self.by_rank
+            .binary_search_by(|body| body.state.id.cmp(&id))
+            .ok()
+            .map(|rank| rank as u32)
+    }
+
+    /// A body's rank, by its place.
+    pub(crate) fn rank_at(&self, place: u32) -> u32 {
+        self.ranks[place as usize]
     }
 
     /// Number of bodies.

@@ -12,13 +12,16 @@
 //! (those already in view stay until they are `hysteresis` further away, so entities on the
 //! border do not flicker), then builds a delta against the newest view the client
 //! acknowledged, nearest and most outdated entities first when the datagram cannot hold
-//! every change.
+//! every change. A view keeps each entity's rank in the frame's id order, so that while
+//! the world's ids stay the same the next snapshot looks its members up by rank and scans
+//! the grid only for bodies that are not in view yet.
 //!
 //! The delta is exactly what [`protocol::build_snapshot`] (the specification of how a
 //! snapshot spends its byte budget) makes of the same entities, encoded as
-//! [`protocol::codec::encode_datagram`] would: the same bytes. It is built in one pass that
-//! merges the frame's bodies near the viewer with the newest view sent and the baseline,
-//! and written straight into the datagram; warm, a snapshot allocates only its datagram.
+//! [`protocol::codec::encode_datagram`] would: the same bytes. It is built in one pass over
+//! the baseline with the bodies near the viewer (looked up by rank, or else merged by id
+//! with the newest view sent and the baseline), and written straight into the datagram;
+//! warm, a snapshot allocates only its datagram.
 //!
 //! Its cost is measured by `cargo bench -p server --bench snapshots` (on the game server's
 //! real frames); the figures are in `docs/benchmarks.md`.
@@ -60,8 +63,9 @@ pub struct ClientView {
 }
 
 /// Working memory shared by every client's snapshot in a tick (one per thread): a mark per
-/// body of the frame (in id order) and, for the marked, where the frame keeps it and its
-/// squared distance from the current viewer; and the delta builder's buffers.
+/// body of the frame (in id order: a view's members, or the bodies near it) and, for the
+/// marked near ones, where the frame keeps it and its squared distance from the current
+/// viewer; and the delta builder's buffers.
 #[derive(Debug, Default)]
 pub struct Scratch {
     marks: Vec<u64>,
@@ -141,18 +145,9 @@ impl ClientView {
         let (tick, last_input_seq) = header;
         let range = frame.range;
         let outer = range.radius_m + range.hysteresis_m.max(0.0);
+        let outer2 = outer * outer;
         scratch.prepare(frame.len());
         let Scratch { marks, near, plan } = scratch;
-        let mut marked = 0;
-        let outer2 = outer * outer;
-        // Without a branch: a body the circle misses sets no mark, and what it writes in
-        // `near` is never read.
-        frame.near(at, outer, |place, rank, d2| {
-            let inside = d2 <= outer2;
-            marks[(rank / 64) as usize] |= u64::from(inside) << (rank % 64);
-            near[rank as usize] = (place, d2);
-            marked += usize::from(inside);
-        });
         let newest = self.history.back();
         let (baseline_tick, base) = match self
             .acked
@@ -169,23 +164,52 @@ impl ClientView {
             None => Some(&self.empty),
         };
         let mut view = std::mem::take(&mut self.spare);
-        let inputs = delta::Inputs {
+        let header = (tick, baseline_tick, last_input_seq);
+        // Members looked up by rank, when the newest view is the baseline (or both are
+        // empty) and the frame's ranks still name them.
+        let by_rank =
+            latest.is_none_or(|latest| latest.states.is_empty() && base.states.is_empty());
+        let members = by_rank.then(|| delta::Members {
             frame,
-            marks,
-            marked,
-            near,
+            marks: &mut marks[..],
             me,
-            radius2: range.radius_m * range.radius_m,
-            latest,
+            at,
+            radius: range.radius_m,
+            outer2,
             base,
+        });
+        let built = match members.and_then(|members| plan.merge_members(members)) {
+            Some(merged) => plan.build(
+                (frame, base),
+                merged,
+                delta::Ranks::Baseline,
+                header,
+                budget_bytes,
+                (&mut view, datagram),
+            ),
+            None => {
+                let mut marked = 0;
+                // Without a branch: a body the circle misses sets no mark, and what it
+                // writes in `near` is never read.
+                frame.near(at, outer, |place, rank, d2| {
+                    let inside = d2 <= outer2;
+                    marks[(rank / 64) as usize] |= u64::from(inside) << (rank % 64);
+                    near[rank as usize] = (place, d2);
+                    marked += usize::from(inside);
+                });
+                let inputs = delta::Inputs {
+                    frame,
+                    marks,
+                    marked,
+                    near,
+                    me,
+                    radius2: range.radius_m * range.radius_m,
+                    latest,
+                    base,
+                };
+                plan.merge_and_build(inputs, header, budget_bytes, &mut view, datagram)
+            }
         };
-        let built = plan.build(
-            inputs,
-            (tick, baseline_tick, last_input_seq),
-            budget_bytes,
-            &mut view,
-            datagram,
-        );
         if let Err(err) = built {
             self.spare = view;
             return Err(err);

@@ -186,10 +186,25 @@ fn compare_with_ids(
     ticks: u64,
     range: ViewRange,
 ) {
+    compare_crowd(seed, count, stride, false, viewers, ticks, range);
+}
+
+/// [`compare_with_ids`], and with `churn` bodies leave the world and new ones join it
+/// (new ids, so that every body after them in id order moves up or down a rank).
+fn compare_crowd(
+    seed: u64,
+    count: u32,
+    stride: u32,
+    churn: bool,
+    viewers: usize,
+    ticks: u64,
+    range: ViewRange,
+) {
     let mut rng = Rng(seed);
     let mut bodies: Vec<_> = (0..count)
         .map(|i| body(&mut rng, i * stride + 1, 0))
         .collect();
+    let mut next_index = count * stride + 1;
     let mut engine: Vec<ClientView> = (0..viewers).map(|_| ClientView::new()).collect();
     let mut reference: Vec<Reference> = (0..viewers).map(|_| Reference::default()).collect();
     // Acknowledgements in flight: (arrival tick, client, acknowledged tick).
@@ -199,6 +214,24 @@ fn compare_with_ids(
     let mut sent = 0usize;
     for tick in 1..=ticks {
         step(&mut rng, &mut bodies);
+        if churn && rng.below(3) == 0 {
+            // Joins anywhere in id order (an index freed before), or at the end.
+            let index = if rng.below(2) == 0 {
+                rng.below(u64::from(next_index)) as u32 | 1
+            } else {
+                next_index += stride;
+                next_index
+            };
+            if !bodies.iter().any(|b| b.0.id.index == index) {
+                bodies.push(body(&mut rng, index, 0));
+            }
+        }
+        if churn && rng.below(3) == 0 && bodies.len() > viewers * 7 {
+            let gone = rng.below(bodies.len() as u64) as usize;
+            bodies.swap_remove(gone);
+        }
+        // The reference takes its candidates in id order.
+        bodies.sort_by_key(|b| b.0.id);
         let frame = Frame::from_states(
             bodies.iter().map(|b| b.0).collect(),
             bodies.iter().map(|b| b.1).collect(),
@@ -273,6 +306,19 @@ fn no_hysteresis_gets_the_reference_bytes() {
         hysteresis_m: 0.0,
     };
     compare(5, 600, 5, 100, range);
+}
+
+/// Bodies leaving and joining the world, so that ranks in id order shift between the
+/// frames a client's views were made from.
+#[test]
+fn bodies_joining_and_leaving_get_the_reference_bytes() {
+    let range = ViewRange {
+        radius_m: 20.0,
+        hysteresis_m: 4.0,
+    };
+    for seed in 1..=3u64 {
+        compare_crowd(seed * 31, 400, 3, true, 6, 150, range);
+    }
 }
 
 /// Ids far apart (indices up to hundreds of millions), as a gateway's frame of several
