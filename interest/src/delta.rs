@@ -13,6 +13,8 @@
 //! `protocol` as the specification; `tests/same_bytes.rs` compares the two on moving
 //! crowds.
 
+use std::ops::Range;
+
 use protocol::codec::{encode_snapshot_datagram, net_id_len};
 use protocol::view::rank_key;
 use protocol::{BuildError, Change, EntityState, NetId, Snapshot};
@@ -75,11 +77,13 @@ pub(crate) struct Plan {
 }
 
 /// Where the new view's ranks come from: the baseline's own (its members were looked up
-/// by rank), or what the id merge found.
+/// by rank), or what the id merge found; or the view keeps none (a client acknowledging
+/// late, whose next snapshot merges ids anyway: the newest view is not its baseline).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ranks {
     Baseline,
     Merged,
+    Unranked,
 }
 
 /// The two passes over the ranking: the best `fit` items, then whatever of the rest fits
@@ -94,7 +98,8 @@ enum Pass {
 /// their ids as [`key`]s, read from the states themselves), and each one's rank in the
 /// frame the view was made from (`u32::MAX` where that frame has no such entity), so that
 /// the next snapshot can look its members up without merging ids while the frame's ids
-/// stay the same ([`Plan::merge_members`]).
+/// stay the same ([`Plan::merge_members`]). A view made while the client acknowledged late
+/// keeps no ranks (`ranks` is empty).
 #[derive(Debug, Default)]
 pub(crate) struct Known {
     pub states: Vec<EntityState>,
@@ -107,15 +112,19 @@ impl Known {
         self.ranks.clear();
     }
 
-    /// Copies `other`'s entities in `range`, with their ranks from `ranks`.
-    fn extend_from(&mut self, other: &Known, ranks: &[u32], range: std::ops::Range<usize>) {
+    /// Copies `other`'s entities in `range`, with their ranks from `ranks` if it keeps any.
+    fn extend_from(&mut self, other: &Known, ranks: Option<&[u32]>, range: Range<usize>) {
         self.states.extend_from_slice(&other.states[range.clone()]);
-        self.ranks.extend_from_slice(&ranks[range]);
+        if let Some(ranks) = ranks {
+            self.ranks.extend_from_slice(&ranks[range]);
+        }
     }
 
-    fn push(&mut self, state: EntityState, rank: u32) {
+    fn push(&mut self, state: EntityState, rank: Option<u32>) {
         self.states.push(state);
-        self.ranks.push(rank);
+        if let Some(rank) = rank {
+            self.ranks.push(rank);
+        }
     }
 
     /// The id of the entity at `at` as a [`key`], if there is one.
@@ -274,8 +283,12 @@ impl Plan {
             base,
         } = inputs;
         self.reserve(marked + base.states.len());
-        self.base_ranks.clear();
-        self.base_ranks.resize(base.states.len(), u32::MAX);
+        // Every baseline entity is either found (its rank is written) or leaves (`u32::MAX`);
+        // only when the new view keeps ranks (the baseline is the newest view).
+        let record = latest.is_none();
+        if record && self.base_ranks.len() < base.states.len() {
+            self.base_ranks.resize(base.states.len(), u32::MAX);
+        }
         let mut out = Out {
             items: &mut self.items,
             terms: &mut self.terms,
@@ -305,6 +318,9 @@ impl Plan {
                 // Baseline entities before this one are not candidates: they leave.
                 while base.key_at(at_base).is_some_and(|key| key < id) {
                     leave(&mut out, at_base);
+                    if record {
+                        self.base_ranks[at_base] = u32::MAX;
+                    }
                     leaves += 1;
                     at_base += 1;
                 }
@@ -326,7 +342,9 @@ impl Plan {
                 let state = &body.state;
                 let item = if in_base {
                     let old = &base_states[at_base];
-                    self.base_ranks[at_base] = rank as u32;
+                    if record {
+                        self.base_ranks[at_base] = rank as u32;
+                    }
                     at_base += 1;
                     let act = if old.kind != state.kind || old.radius_cm != state.radius_cm {
                         Act::Replace
@@ -358,6 +376,9 @@ impl Plan {
         }
         for b in at_base..base_states.len() {
             leave(&mut out, b);
+            if record {
+                self.base_ranks[b] = u32::MAX;
+            }
             leaves += 1;
         }
         let count = out.len;
@@ -397,16 +418,14 @@ impl Plan {
         datagram: &mut Vec<u8>,
     ) -> Result<(), BuildError> {
         let (frame, base) = (inputs.frame, inputs.base);
+        let ranks = if inputs.latest.is_none() {
+            Ranks::Merged
+        } else {
+            Ranks::Unranked
+        };
         let merged = self.merge(inputs);
         let out = (view, datagram);
-        self.build(
-            (frame, base),
-            merged,
-            Ranks::Merged,
-            header,
-            budget_bytes,
-            out,
-        )
+        self.build((frame, base), merged, ranks, header, budget_bytes, out)
     }
 
     /// Builds the client's snapshot datagram in `datagram` (cleared first; header: tick,
@@ -434,9 +453,10 @@ impl Plan {
             base_ranks,
             enters: _,
         } = self;
-        let ranks: &[u32] = match ranks {
-            Ranks::Baseline => &base.ranks,
-            Ranks::Merged => base_ranks,
+        let ranks: Option<&[u32]> = match ranks {
+            Ranks::Baseline => Some(&base.ranks),
+            Ranks::Merged => Some(base_ranks),
+            Ranks::Unranked => None,
         };
         let (items, order) = (&items[..count], &mut order[..count]);
         snapshot.tick = tick;
@@ -531,7 +551,7 @@ impl Plan {
                     Act::Enter => {
                         let now = now();
                         snapshot.entered.push(now.state);
-                        view.push(now.state, frame.rank_at(item.now));
+                        view.push(now.state, ranks.map(|_| frame.rank_at(item.now)));
                     }
                     Act::Change => {
                         snapshot.changed.push(Change::between(old(), &now().state));
@@ -543,7 +563,7 @@ impl Plan {
                         let now = now();
                         snapshot.left.push(old().id);
                         snapshot.entered.push(now.state);
-                        view.push(now.state, frame.rank_at(item.now));
+                        view.push(now.state, ranks.map(|_| frame.rank_at(item.now)));
                         copied += 1;
                     }
                 }
