@@ -11,6 +11,10 @@
 //! one tick apart. Before measuring, the bench prints the bytes per client per second over
 //! one simulated second with the server's defaults (view radius 30 m, 800-byte snapshots).
 //!
+//! `snapshots/1000_clients_10000_npcs_acks_2_ticks_late` is the same per-client work with
+//! each client acknowledging two ticks late, as over a 100 ms round trip: the baseline is
+//! then older than the newest view sent.
+//!
 //! `snapshots/1000_clients_10000_npcs_{1,2}_workers` runs the same per-client work through
 //! the server's snapshot workers ([`SnapshotPool`]): the job split by shard, sessions'
 //! acknowledgements routed to their worker, bandwidth accounting and sending into sinks
@@ -115,8 +119,20 @@ fn setup() -> Setup {
     }
 }
 
+/// How many ticks late the clients acknowledge: 0, each snapshot before the next is built
+/// (a client on a good link next to the server); 2, as over a 100 ms round trip (the load
+/// test's bots on this machine).
+#[derive(Clone, Copy)]
+struct AckDelay(u64);
+
 /// Builds every client's snapshot of one tick; returns the bytes sent.
-fn snapshot_all(setup: &Setup, views: &mut [ClientView], tick: &Tick, number: u64) -> usize {
+fn snapshot_all(
+    setup: &Setup,
+    views: &mut [ClientView],
+    tick: &Tick,
+    number: u64,
+    AckDelay(late): AckDelay,
+) -> usize {
     let mut scratch = Scratch::default();
     let mut bytes = 0;
     for ((view, &me), &at) in views.iter_mut().zip(&setup.clients).zip(&tick.positions) {
@@ -124,7 +140,9 @@ fn snapshot_all(setup: &Setup, views: &mut [ClientView], tick: &Tick, number: u6
             .snapshot(&tick.frame, &mut scratch, me, at, (number, 0), setup.budget)
             .expect("the budget holds a snapshot");
         bytes += datagram.len();
-        view.acknowledge(number);
+        if number > late {
+            view.acknowledge(number - late);
+        }
     }
     bytes
 }
@@ -133,8 +151,14 @@ fn snapshot_all(setup: &Setup, views: &mut [ClientView], tick: &Tick, number: u6
 /// count these alone (`valgrind --tool=callgrind --toggle-collect='*measured_tick*'`), not
 /// the first simulated second's snapshots, which fill the empty views.
 #[inline(never)]
-fn measured_tick(setup: &Setup, views: &mut [ClientView], tick: &Tick, number: u64) -> usize {
-    snapshot_all(setup, views, tick, number)
+fn measured_tick(
+    setup: &Setup,
+    views: &mut [ClientView],
+    tick: &Tick,
+    number: u64,
+    late: AckDelay,
+) -> usize {
+    snapshot_all(setup, views, tick, number, late)
 }
 
 /// The server's snapshot workers serving every client, which acknowledges each snapshot.
@@ -222,12 +246,12 @@ fn bench(c: &mut Criterion) {
     let mut views: Vec<ClientView> = setup.clients.iter().map(|_| ClientView::new()).collect();
 
     // One simulated second after the first (full) snapshots: the steady delta stream.
-    snapshot_all(&setup, &mut views, &setup.ticks[0], 1);
+    snapshot_all(&setup, &mut views, &setup.ticks[0], 1, AckDelay(0));
     let mut number = 1;
     let mut bytes = 0;
     for tick in &setup.ticks[1..] {
         number += 1;
-        bytes += snapshot_all(&setup, &mut views, tick, number);
+        bytes += snapshot_all(&setup, &mut views, tick, number, AckDelay(0));
     }
     let seconds = (FRAMES - 1) as f64 / 20.0;
     let clients = setup.clients.len();
@@ -249,7 +273,36 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let k = order.next().unwrap_or(0);
             number += 1;
-            black_box(measured_tick(&setup, &mut views, &setup.ticks[k], number))
+            black_box(measured_tick(
+                &setup,
+                &mut views,
+                &setup.ticks[k],
+                number,
+                AckDelay(0),
+            ))
+        });
+    });
+    // The same with acknowledgements two ticks late: the baseline is older than the newest
+    // view sent, which the priorities go by.
+    let mut late_views: Vec<ClientView> = setup.clients.iter().map(|_| ClientView::new()).collect();
+    let mut late_number = 0;
+    for tick in &setup.ticks {
+        late_number += 1;
+        snapshot_all(&setup, &mut late_views, tick, late_number, AckDelay(2));
+    }
+    let mut order = (1..FRAMES).chain((0..FRAMES - 1).rev()).cycle();
+    group.bench_function("1000_clients_10000_npcs_acks_2_ticks_late", |b| {
+        b.iter(|| {
+            let k = order.next().unwrap_or(0);
+            late_number += 1;
+            let tick = &setup.ticks[k];
+            black_box(measured_tick(
+                &setup,
+                &mut late_views,
+                tick,
+                late_number,
+                AckDelay(2),
+            ))
         });
     });
     for workers in [1, 2] {
