@@ -12,9 +12,10 @@
 //! (those already in view stay until they are `hysteresis` further away, so entities on the
 //! border do not flicker), then builds a delta against the newest view the client
 //! acknowledged, nearest and most outdated entities first when the datagram cannot hold
-//! every change. A view keeps each entity's rank in the frame's id order, so that while
-//! the world's ids stay the same the next snapshot looks its members up by rank and scans
-//! the grid only for bodies that are not in view yet.
+//! every change. A view made when the client had acknowledged its newest one keeps each
+//! entity's rank in the frame's id order, so that while the world's ids stay the same and
+//! the client keeps acknowledging promptly, the next snapshot looks its members up by rank
+//! and scans the grid only for bodies that are not in view yet.
 //!
 //! The delta is exactly what [`protocol::build_snapshot`] (the specification of how a
 //! snapshot spends its byte budget) makes of the same entities, encoded as
