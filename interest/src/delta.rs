@@ -38,6 +38,20 @@ enum Act {
     Replace,
 }
 
+impl Act {
+    /// What a snapshot would do with an entity the baseline holds as `old`, now `now`
+    /// (`None`: nothing, it is unchanged).
+    fn between(old: &EntityState, now: &EntityState) -> Option<Act> {
+        if old.kind != now.kind || old.radius_cm != now.radius_cm {
+            Some(Act::Replace)
+        } else if old.pos == now.pos && old.motion == now.motion {
+            None
+        } else {
+            Some(Act::Change)
+        }
+    }
+}
+
 /// One entity the snapshot would send: its act, where it is in the baseline (for an entity
 /// entering, where it would be inserted) and in the frame (for a leave, nowhere). Its wire
 /// cost is worked out only when the spending reaches it ([`item_cost`]): most items are
@@ -178,6 +192,16 @@ impl Terms {
         motion: 0.0,
         distance2_m2: 0.0,
     };
+
+    /// The terms of the client's own character (`is_me`: first) or of another entity
+    /// ([`Terms::new`]).
+    fn of(is_me: bool, distance2_m2: f32, known: Option<&EntityState>, now: &EntityState) -> Terms {
+        if is_me {
+            Terms::FIRST
+        } else {
+            Terms::new(distance2_m2, known, now)
+        }
+    }
 
     /// The terms of an entity `distance2_m2` away, as the client knows it (`None`: not at
     /// all) and as it is now.
@@ -346,12 +370,8 @@ impl Plan {
                         self.base_ranks[at_base] = rank as u32;
                     }
                     at_base += 1;
-                    let act = if old.kind != state.kind || old.radius_cm != state.radius_cm {
-                        Act::Replace
-                    } else if old.pos == state.pos && old.motion == state.motion {
+                    let Some(act) = Act::between(old, state) else {
                         continue;
-                    } else {
-                        Act::Change
                     };
                     Item {
                         act,
@@ -366,12 +386,7 @@ impl Plan {
                         now: place,
                     }
                 };
-                let terms = if is_me {
-                    Terms::FIRST
-                } else {
-                    Terms::new(d2, known, state)
-                };
-                out.push(item, terms);
+                out.push(item, Terms::of(is_me, d2, known, state));
             }
         }
         for b in at_base..base_states.len() {

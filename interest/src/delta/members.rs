@@ -89,15 +89,7 @@ impl Plan {
                 base: at_base as u32,
                 now: place,
             };
-            let is_me = key(state.id) == me;
-            out.push(
-                item,
-                if is_me {
-                    Terms::FIRST
-                } else {
-                    Terms::new(d2, None, state)
-                },
-            );
+            out.push(item, Terms::of(key(state.id) == me, d2, None, state));
         };
         let (mut next, mut leaves) = (0, 0);
         for (b, (old, &rank)) in base.states.iter().zip(&base.ranks).enumerate() {
@@ -125,27 +117,15 @@ impl Plan {
                 continue;
             }
             let state = &body.state;
-            let act = if old.kind != state.kind || old.radius_cm != state.radius_cm {
-                Act::Replace
-            } else if old.pos == state.pos && old.motion == state.motion {
+            let Some(act) = Act::between(old, state) else {
                 continue;
-            } else {
-                Act::Change
             };
             let item = Item {
                 act,
                 base: b as u32,
                 now: body.place,
             };
-            let is_me = key(state.id) == me;
-            out.push(
-                item,
-                if is_me {
-                    Terms::FIRST
-                } else {
-                    Terms::new(d2, Some(old), state)
-                },
-            );
+            out.push(item, Terms::of(key(state.id) == me, d2, Some(old), state));
         }
         for new in &enters[next..] {
             enter(&mut out, new, base.states.len());
