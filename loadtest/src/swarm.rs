@@ -103,6 +103,13 @@ const LOGIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// A session that hears nothing from the server for this long is dropped. The server
 /// sends a snapshot every tick (20 Hz), so this is dozens of missed ticks, not jitter.
 const SILENCE_LIMIT: Duration = Duration::from_secs(3);
+/// How often a bot without an input due wakes to check that the server still talks.
+const IDLE_WAKE: Duration = Duration::from_millis(100);
+/// How often a bot moves its samples into the shared aggregate (so the warm-up's end and
+/// each second's line are this exact).
+const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// Most bytes taken from the reliable stream at once.
+const STREAM_CHUNK: usize = 4096;
 /// Time bots get to leave after the run's end.
 const LEAVE_GRACE: Duration = Duration::from_secs(3);
 
@@ -306,7 +313,7 @@ async fn drive(
         login(endpoint, server, &name, token, &mut connected),
     )
     .await;
-    let (conn, mut send, mut recv, mut reader, welcome) = match login {
+    let (conn, mut send, recv, mut reader, welcome) = match login {
         Ok(Ok(session)) => session,
         Ok(Err(err)) => {
             *lock(shared)
@@ -340,38 +347,24 @@ async fn drive(
     }
     bot.on_welcome(welcome, Instant::now());
     let mut last_heard = Instant::now();
-    let mut buf = vec![0u8; 4096];
     let mut tally = Tally::default();
+    // The loop keeps its futures between events: a snapshot datagram (20 a second) wakes
+    // it, and only the datagram's read is made again; the timer is moved only when the
+    // bot's next wake changes, and the reliable stream (quiet after the login) is read by
+    // a task of its own. Samples reach the shared aggregate every `FLUSH_EVERY`, not one
+    // lock per datagram.
+    let mut chunks = read_stream(recv);
+    let mut armed = next_wake(&bot, Instant::now() + IDLE_WAKE, end);
+    let sleep = tokio::time::sleep_until(armed.into());
+    tokio::pin!(sleep);
+    let datagram = conn.read_datagram();
+    tokio::pin!(datagram);
+    let mut flush_at = Instant::now() + FLUSH_EVERY;
     let dropped: Option<String> = loop {
-        let wake = bot
-            .next_wake()
-            .unwrap_or_else(|| Instant::now() + Duration::from_millis(100))
-            .min(end);
         tokio::select! {
-            datagram = conn.read_datagram() => match datagram {
-                Ok(bytes) => {
-                    last_heard = Instant::now();
-                    tally.bytes_in += bytes.len() as u64;
-                    bot.on_datagram(&bytes, Instant::now());
-                }
-                Err(err) => break Some(connection_reason(&err)),
-            },
-            read = recv.read(&mut buf) => match read {
-                Ok(Some(n)) => {
-                    last_heard = Instant::now();
-                    tally.bytes_in += n as u64;
-                    reader.push(&buf[..n]);
-                    match answer_frames(&mut bot, &mut reader, &mut send, &mut tally).await {
-                        Ok(()) => {}
-                        Err(reason) => break Some(reason),
-                    }
-                }
-                Ok(None) | Err(_) => break Some(match conn.close_reason() {
-                    Some(err) => connection_reason(&err),
-                    None => "stream_closed".to_owned(),
-                }),
-            },
-            () = tokio::time::sleep_until(wake.into()) => {
+            // The timer first: a bot whose datagrams never pause still sends its inputs.
+            biased;
+            () = &mut sleep => {
                 let now = Instant::now();
                 if now >= end {
                     break None;
@@ -388,8 +381,49 @@ async fn drive(
                     }
                 }
             }
+            read = &mut datagram => {
+                datagram.set(conn.read_datagram());
+                match read {
+                    Ok(bytes) => {
+                        last_heard = Instant::now();
+                        tally.bytes_in += bytes.len() as u64;
+                        bot.on_datagram(&bytes, last_heard);
+                    }
+                    Err(err) => break Some(connection_reason(&err)),
+                }
+            }
+            chunk = chunks.recv() => match chunk {
+                Some(bytes) => {
+                    last_heard = Instant::now();
+                    tally.bytes_in += bytes.len() as u64;
+                    reader.push(&bytes);
+                    match answer_frames(&mut bot, &mut reader, &mut send, &mut tally).await {
+                        Ok(()) => {}
+                        Err(reason) => break Some(reason),
+                    }
+                }
+                None => break Some(match conn.close_reason() {
+                    Some(err) => connection_reason(&err),
+                    None => "stream_closed".to_owned(),
+                }),
+            },
         }
-        flush(&mut bot, &mut tally, shared);
+        // Without an input due, the timer stays where it is until it fires.
+        let idle = if armed <= Instant::now() {
+            Instant::now() + IDLE_WAKE
+        } else {
+            armed
+        };
+        let wake = next_wake(&bot, idle, end);
+        if wake != armed {
+            armed = wake;
+            sleep.as_mut().reset(wake.into());
+        }
+        let now = Instant::now();
+        if now >= flush_at {
+            flush(&mut bot, &mut tally, shared);
+            flush_at = now + FLUSH_EVERY;
+        }
     };
     flush(&mut bot, &mut tally, shared);
     {
@@ -488,6 +522,26 @@ async fn answer_frames(
             Err(_) => return Err("bad_frame".to_owned()),
         }
     }
+}
+
+/// When the bot's loop wakes without a datagram: its next input or order, or else `idle`
+/// (to check that the server still talks); never after `end`.
+fn next_wake(bot: &Bot, idle: Instant, end: Instant) -> Instant {
+    bot.next_wake().unwrap_or(idle).min(end)
+}
+
+/// Reads the reliable stream in a task of its own and hands on what arrives; the channel
+/// closes when the stream ends or fails.
+fn read_stream(mut recv: RecvStream) -> tokio::sync::mpsc::Receiver<bytes::Bytes> {
+    let (chunks, received) = tokio::sync::mpsc::channel(8);
+    tokio::spawn(async move {
+        while let Ok(Some(chunk)) = recv.read_chunk(STREAM_CHUNK, true).await {
+            if chunks.send(chunk.bytes).await.is_err() {
+                break;
+            }
+        }
+    });
+    received
 }
 
 /// Moves a bot's samples and counts into the aggregate.
