@@ -28,6 +28,9 @@ pub const MIN_SNAPSHOT_BYTES: u32 = 200;
 /// add threads that wait.
 const MAX_SNAPSHOT_WORKERS: u32 = 1024;
 
+/// The most QUIC runtime threads accepted, for the same reason.
+const MAX_QUIC_THREADS: u32 = 1024;
+
 /// Why a configuration is refused ([`Config::validate`]).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ConfigError {
@@ -169,6 +172,11 @@ pub struct Config {
     /// Threads that build snapshots, each serving a fixed share of the clients; 0: the
     /// cores left after the world's thread (at least one).
     pub snapshot_workers: u32,
+    /// Threads of the async runtime that runs QUIC (quinn's endpoint and connections) and
+    /// the sessions; 0: half the cores, at least one ([`Config::quic_threads_or_default`]).
+    /// On a machine whose cores the world, the snapshot workers and QUIC already fill, a
+    /// thread fewer means fewer wake-ups handed between threads (docs/benchmarks.md).
+    pub quic_threads: u32,
     /// Niceness the world thread asks for (Linux: −20 runs first, 19 last; 0, the default,
     /// leaves it at the process's). The world's tick waits only for the CPU, so on a busy
     /// machine a negative value keeps its ticks on time; but the time it takes first is
@@ -242,6 +250,7 @@ impl Default for Config {
             retry: true,
             slow_client_ticks: 200,
             snapshot_workers: 0,
+            quic_threads: 0,
             world_nice: 0,
             socket_recv_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             socket_send_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
@@ -270,6 +279,17 @@ impl Config {
     pub fn from_toml(text: &str) -> Result<Config> {
         let config: Config = toml::from_str(text).map_err(|err| anyhow::anyhow!("{err}"))?;
         Ok(config)
+    }
+
+    /// The QUIC runtime's thread count: [`Config::quic_threads`], or for 0 half the cores
+    /// (at least one).
+    pub fn quic_threads_or_default(&self) -> usize {
+        match self.quic_threads {
+            0 => std::thread::available_parallelism()
+                .map_or(1, |cores| cores.get() / 2)
+                .max(1),
+            n => n as usize,
+        }
     }
 
     /// Checks every setting; the error names the first bad one.
@@ -321,6 +341,13 @@ impl Config {
                 setting: "snapshot_workers",
                 allowed: format!("at most {MAX_SNAPSHOT_WORKERS}"),
                 got: self.snapshot_workers.to_string(),
+            });
+        }
+        if self.quic_threads > MAX_QUIC_THREADS {
+            return Err(ConfigError::OutOfRange {
+                setting: "quic_threads",
+                allowed: format!("at most {MAX_QUIC_THREADS}"),
+                got: self.quic_threads.to_string(),
             });
         }
         between("world_nice", self.world_nice, -20..=19)?;
@@ -477,6 +504,20 @@ mod tests {
     }
 
     #[test]
+    fn quic_threads_default_to_half_the_cores() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(
+            Config::default().quic_threads_or_default(),
+            (cores / 2).max(1)
+        );
+        let three = Config {
+            quic_threads: 3,
+            ..Config::default()
+        };
+        assert_eq!(three.quic_threads_or_default(), 3);
+    }
+
+    #[test]
     fn toml_overrides_defaults_and_names_errors() {
         let config = Config::from_toml("npcs = 10\nlisten = \"127.0.0.1:5000\"\n").unwrap();
         assert_eq!(config.npcs, 10);
@@ -502,6 +543,12 @@ mod tests {
         };
         let err = bad.validate().unwrap_err().to_string();
         assert!(err.contains("path_budget"), "{err}");
+        let bad = Config {
+            quic_threads: MAX_QUIC_THREADS + 1,
+            ..Config::default()
+        };
+        let err = bad.validate().unwrap_err().to_string();
+        assert!(err.contains("quic_threads"), "{err}");
         for per_body in [-1.0, f32::NAN, f32::INFINITY] {
             let bad = Config {
                 path_budget_per_body: per_body,

@@ -63,6 +63,10 @@ struct RunArgs {
     /// [default: 0].
     #[arg(long, value_name = "N", env = "MMO_SNAPSHOT_WORKERS")]
     snapshot_workers: Option<u32>,
+    /// Threads of the runtime that runs QUIC and the sessions; 0: half the cores, at least
+    /// one [default: 0].
+    #[arg(long, value_name = "N", env = "MMO_QUIC_THREADS")]
+    quic_threads: Option<u32>,
     /// Niceness the world thread asks for, -20 (first) to 19 (last); 0 leaves it; below 0
     /// needs CAP_SYS_NICE, else a warning [default: 0].
     #[arg(
@@ -356,6 +360,7 @@ fn config_of(args: RunArgs) -> Result<Config> {
         max_clients,
         max_clients_per_ip,
         snapshot_workers,
+        quic_threads,
         world_nice,
         seed,
         path_budget,
@@ -489,13 +494,17 @@ fn init_logging(format: LogFormat) {
 fn serve(args: RunArgs) -> Result<()> {
     let config = config_of(args)?;
     init_logging(config.log_format);
-    serve_until_signal(|| server::run::start(config))
+    let threads = config.quic_threads_or_default();
+    serve_until_signal(threads, || server::run::start(config))
 }
 
 fn serve_gateway(cluster: &Path, gateway: Option<&str>, args: RunArgs) -> Result<()> {
     let config = config_of(args)?;
     init_logging(config.log_format);
-    serve_until_signal(|| server::run::start_gateway(config, cluster, gateway))
+    let threads = config.quic_threads_or_default();
+    serve_until_signal(threads, || {
+        server::run::start_gateway(config, cluster, gateway)
+    })
 }
 
 fn census(cluster: &Path, seconds: f64, out: Option<&Path>, min_handoffs: u64) -> Result<()> {
@@ -538,6 +547,7 @@ fn census(cluster: &Path, seconds: f64, out: Option<&Path>, min_handoffs: u64) -
     Ok(())
 }
 
+/// The async runtime, with tokio's default thread count (one per core).
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -545,14 +555,23 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-/// Starts a server with `start` and runs it until a signal (then shuts it down
-/// gracefully) or until it stops by itself.
-fn serve_until_signal<F, Fut>(start: F) -> Result<()>
+/// The async runtime of a serving process, with `threads` worker threads.
+fn serving_runtime(threads: usize) -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Starts a server with `start` on a runtime of `threads` threads and runs it until a
+/// signal (then shuts it down gracefully) or until it stops by itself.
+fn serve_until_signal<F, Fut>(threads: usize, start: F) -> Result<()>
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<server::run::Running>>,
 {
-    runtime()?.block_on(async {
+    serving_runtime(threads)?.block_on(async {
         // Signals are watched before the server starts, so a SIGTERM that arrives right
         // after the start line still shuts it down gracefully instead of killing it.
         let signal = shutdown_signal()?;
