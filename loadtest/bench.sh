@@ -4,7 +4,8 @@
 # swarm's report (with the server's own tick figures) and writes it to target/bench/.
 #
 # Usage: loadtest/bench.sh [NPCS] [BOTS] [SECONDS]; SWARM_THREADS (default 2) sets the
-# swarm's threads; QUIC and METRICS (default 127.0.0.1:4433 and :9100) the server's
+# swarm's threads; INPUT_PACE when bots send inputs (default `timer`: every 100 ms;
+# `snapshot`: one on each snapshot, as a game client sending its input every tick); QUIC and METRICS (default 127.0.0.1:4433 and :9100) the server's
 # addresses; SERVER_BIN runs another server binary and LOADTEST_BIN another swarm (say, the
 # previous commit's, for runs interleaved with this one's). The swarm's CPU time, the server's per thread kind, the datagrams it sent and
 # its snapshot stride are printed at the end: a swarm thread busy for the whole run cannot
@@ -44,7 +45,7 @@ done
 set +e
 TIMEFORMAT='swarm CPU: %U s user + %S s system over %R s'
 time "$LOADTEST_BIN" --threads "${SWARM_THREADS:-2}" --server "$QUIC" --bots "$BOTS" --ramp 10 --duration "$SECONDS_RUN" \
-  --warmup 15 --behaviour wander --cert-fingerprint "$FINGERPRINT" \
+  --warmup 15 --behaviour wander --input-pace "${INPUT_PACE:-timer}" --cert-fingerprint "$FINGERPRINT" \
   --metrics "http://$METRICS/metrics" --report "$OUT/report.json" --slo loadtest/bench-slo.toml
 STATUS=$?
 set -e

@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail, ensure};
 use clap::Parser;
 use client::{Fingerprint, Trust};
 use loadtest::borders::Borders;
-use loadtest::bot::Behaviour;
+use loadtest::bot::{Behaviour, InputPace};
 use loadtest::slo::Slo;
 use loadtest::swarm::{Options, Progress, Tokens, run};
 use loadtest::targets::BorderTargets;
@@ -48,6 +48,10 @@ struct Cli {
     /// How the bots play (`border` needs --cluster).
     #[arg(long, value_enum, default_value_t = Behaviour::Wander)]
     behaviour: Behaviour,
+    /// When the bots send their inputs: `timer`, every 100 ms; `snapshot`, one on each
+    /// snapshot, as a game client that sends its input every tick.
+    #[arg(long, value_enum, default_value_t = InputPace::Timer)]
+    input_pace: InputPace,
     /// The cluster file (TOML); only its [[zones]] are read. Every bot counts the zone
     /// borders its character crosses, and `--behaviour border` walks across them.
     #[arg(long, value_name = "FILE")]
@@ -233,6 +237,7 @@ fn start() -> Result<bool> {
         duration,
         warmup,
         behaviour: cli.behaviour,
+        pace: cli.input_pace,
         trust,
         metrics_url: cli.metrics.clone(),
         progress: if cli.quiet {

@@ -74,6 +74,10 @@ pub struct Report {
     pub bots: u64,
     /// Behaviour asked for.
     pub behaviour: String,
+    /// When the bots sent their inputs (`timer`: every 100 ms; `snapshot`: on each
+    /// snapshot).
+    #[serde(default)]
+    pub input_pace: String,
     /// Seconds the run lasted.
     pub duration_secs: f64,
     /// Seconds at the start left out of the percentiles and rates.
@@ -146,8 +150,13 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "load test of {} — {} {} bots for {:.0} s ({:.0} s warm-up excluded)",
-            self.server, self.bots, self.behaviour, self.duration_secs, self.warmup_secs
+            "load test of {} — {} {} bots (inputs paced by {}) for {:.0} s ({:.0} s warm-up excluded)",
+            self.server,
+            self.bots,
+            self.behaviour,
+            self.input_pace,
+            self.duration_secs,
+            self.warmup_secs
         );
         let _ = writeln!(
             out,

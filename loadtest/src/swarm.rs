@@ -30,7 +30,7 @@ use protocol::{ClientDatagram, ClientMessage, PROTOCOL_VERSION, ServerMessage, W
 use quinn::{Connection, ConnectionError, RecvStream, SendStream};
 
 use crate::borders::Borders;
-use crate::bot::{Behaviour, Bot, Sample, Violation};
+use crate::bot::{Behaviour, Bot, InputPace, Sample, Violation};
 use crate::report::{Aggregate, Percentiles, Report, Second};
 use crate::scrape::{between, scrape};
 use crate::targets::BorderTargets;
@@ -59,6 +59,8 @@ pub struct Options {
     pub warmup: Duration,
     /// How the bots play.
     pub behaviour: Behaviour,
+    /// When they send their inputs.
+    pub pace: InputPace,
     /// Which certificates to accept.
     pub trust: Trust,
     /// The server's Prometheus endpoint, scraped at the start and the end.
@@ -163,7 +165,7 @@ pub async fn run(options: Options) -> Result<Report> {
             .ramp
             .mul_f64(number as f64 / options.bots.max(1) as f64);
         let (endpoint, shared) = (endpoint.clone(), Arc::clone(&shared));
-        let (server, behaviour) = (options.server, options.behaviour);
+        let (server, behaviour, pace) = (options.server, options.behaviour, options.pace);
         let (tokens, borders) = (options.tokens.clone(), options.borders.clone());
         let targets = options.targets.clone();
         tasks.spawn(async move {
@@ -171,6 +173,7 @@ pub async fn run(options: Options) -> Result<Report> {
             let bot = BotSpec {
                 number,
                 behaviour,
+                pace,
                 tokens: tokens.as_ref(),
                 borders,
                 targets,
@@ -231,6 +234,7 @@ pub async fn run(options: Options) -> Result<Report> {
         server: options.server.to_string(),
         bots: options.bots,
         behaviour: format!("{:?}", options.behaviour).to_lowercase(),
+        input_pace: format!("{:?}", options.pace).to_lowercase(),
         duration_secs: options.duration.as_secs_f64(),
         warmup_secs: options.warmup.as_secs_f64(),
         connected: agg.connected_ever,
@@ -275,6 +279,7 @@ struct Tally {
 struct BotSpec<'a> {
     number: u64,
     behaviour: Behaviour,
+    pace: InputPace,
     tokens: Option<&'a Tokens>,
     borders: Option<Arc<Borders>>,
     targets: Option<Arc<BorderTargets>>,
@@ -285,6 +290,7 @@ async fn drive(
     BotSpec {
         number,
         behaviour,
+        pace,
         tokens,
         borders,
         targets,
@@ -345,6 +351,7 @@ async fn drive(
     if let Some(targets) = targets {
         bot = bot.with_targets(targets);
     }
+    bot = bot.with_pace(pace);
     bot.on_welcome(welcome, Instant::now());
     let mut last_heard = Instant::now();
     let mut tally = Tally::default();
@@ -388,6 +395,17 @@ async fn drive(
                         last_heard = Instant::now();
                         tally.bytes_in += bytes.len() as u64;
                         bot.on_datagram(&bytes, last_heard);
+                        // An input paced by the snapshots goes out with this one's
+                        // acknowledgement, without waiting for the timer.
+                        if pace == InputPace::Snapshot
+                            && let Some(input) = bot.next_input(last_heard)
+                            && let Ok(bytes) = encode_datagram(&ClientDatagram::Input(input))
+                        {
+                            tally.bytes_out += bytes.len() as u64;
+                            if let Err(err) = conn.send_datagram(bytes.into()) {
+                                break Some(format!("send_failed: {err}"));
+                            }
+                        }
                     }
                     Err(err) => break Some(connection_reason(&err)),
                 }

@@ -28,6 +28,20 @@ use serde::{Deserialize, Serialize};
 use crate::borders::Borders;
 use crate::targets::BorderTargets;
 
+/// When a bot sends its inputs (each one acknowledges the newest snapshot it holds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum InputPace {
+    /// Every 100 ms, whenever the snapshots come, and at once for an order.
+    #[default]
+    Timer,
+    /// One as soon as each snapshot is applied, as a game client that sends its input every
+    /// tick does (and every 100 ms should snapshots stop), and at once for an order. The
+    /// server then sees each snapshot acknowledged before it builds the next, and QUIC's
+    /// acknowledgements ride on the inputs instead of packets of their own.
+    Snapshot,
+}
+
 /// How a bot plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -118,6 +132,7 @@ struct Order {
 /// One simulated player.
 pub struct Bot {
     behaviour: Behaviour,
+    pace: InputPace,
     number: u64,
     /// Orders sent (resends not counted).
     orders: u64,
@@ -215,6 +230,12 @@ impl Bot {
         self
     }
 
+    /// The same bot sending its inputs at `pace` (by default [`InputPace::Timer`]).
+    pub fn with_pace(mut self, pace: InputPace) -> Bot {
+        self.pace = pace;
+        self
+    }
+
     /// A bot; `number` picks the behaviour of a mixed swarm and seeds its choices.
     pub fn new(behaviour: Behaviour, number: u64) -> Bot {
         let behaviour = match behaviour {
@@ -227,6 +248,7 @@ impl Bot {
         };
         Bot {
             behaviour,
+            pace: InputPace::default(),
             number,
             orders: 0,
             last_seen: None,
@@ -434,6 +456,9 @@ impl Bot {
         }
         self.last_snapshot = Some(now);
         self.snapshots += 1;
+        if self.pace == InputPace::Snapshot && self.next_input_at.is_some() {
+            self.next_input_at = Some(now);
+        }
         if let Some(position) = position {
             if let Some(last) = self.last_seen {
                 self.walked_m += distance(last, position);

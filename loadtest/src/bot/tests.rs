@@ -323,3 +323,34 @@ fn own_missing_runs_from_the_first_snapshot_without_the_character_to_the_next_wi
     assert_eq!(bot.own_missing_max(ms(500)), Duration::from_millis(200));
     assert_eq!(bot.own_missing_max(ms(1_000)), Duration::from_millis(600));
 }
+
+#[test]
+fn inputs_paced_by_snapshots_go_out_on_each_snapshot() {
+    let t0 = Instant::now();
+    let mut timer = Bot::new(Behaviour::Idle, 1);
+    let mut paced = Bot::new(Behaviour::Idle, 1).with_pace(InputPace::Snapshot);
+    for bot in [&mut timer, &mut paced] {
+        bot.on_welcome(welcome(), t0);
+        bot.on_datagram(&full(1, 0, vec![me_at(50.0, 50.0)]), t0);
+        assert!(
+            bot.next_input(t0).is_some(),
+            "the first input is due at once"
+        );
+    }
+    // The next snapshot, 50 ms later: the paced bot answers it at once and acknowledges
+    // it; the timer's bot waits for its 100 ms.
+    let later = t0 + Duration::from_millis(50);
+    for bot in [&mut timer, &mut paced] {
+        bot.on_datagram(&full(2, 1, vec![me_at(50.0, 50.0)]), later);
+    }
+    assert!(timer.next_input(later).is_none());
+    let input = paced.next_input(later).expect("an input on the snapshot");
+    assert_eq!(input.ack_tick, Some(2));
+    // One input a snapshot, not more.
+    assert!(paced.next_input(later).is_none());
+    assert_eq!(
+        timer.next_wake(),
+        Some(t0 + Duration::from_millis(100)),
+        "the timer's bot is due 100 ms after its last input"
+    );
+}

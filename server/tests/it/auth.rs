@@ -311,7 +311,7 @@ async fn a_bad_key_file_stops_the_start_naming_the_file() {
 /// the key every bot is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_swarm_logs_in_with_minted_tokens() {
-    use loadtest::bot::Behaviour;
+    use loadtest::bot::{Behaviour, InputPace};
     use loadtest::swarm::{Options, Progress, Tokens, run};
 
     let (server, key, _dir) = keyed_server("swarm").await;
@@ -322,6 +322,7 @@ async fn the_swarm_logs_in_with_minted_tokens() {
         duration: Duration::from_secs(4),
         warmup: Duration::from_secs(2),
         behaviour: Behaviour::Mixed,
+        pace: InputPace::Timer,
         trust: Trust::Pinned(server.fingerprint),
         metrics_url: None,
         progress: Progress::Quiet,

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use client::Trust;
 use futures_util::StreamExt;
-use loadtest::bot::Behaviour;
+use loadtest::bot::{Behaviour, InputPace};
 use loadtest::swarm::{Options, Progress, run};
 use protocol::bus::BusMessage;
 use server::cluster::census::CensusReport;
@@ -227,6 +227,7 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
             duration: Duration::from_secs(15),
             warmup: Duration::from_secs(3),
             behaviour: Behaviour::Border,
+            pace: InputPace::Timer,
             trust: Trust::Pinned(gateway.fingerprint),
             metrics_url: None,
             progress: Progress::Quiet,

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use client::Trust;
-use loadtest::bot::Behaviour;
+use loadtest::bot::{Behaviour, InputPace};
 use loadtest::slo::Slo;
 use loadtest::swarm::{Options, Progress, run};
 use server::config::Config;
@@ -33,6 +33,7 @@ fn options(server: &Running, bots: u64, duration_secs: u64) -> Options {
         duration: Duration::from_secs(duration_secs),
         warmup: Duration::from_secs(4),
         behaviour: Behaviour::Mixed,
+        pace: InputPace::Timer,
         trust: Trust::Pinned(server.fingerprint),
         metrics_url: Some(format!("http://{}/metrics", server.metrics_addr)),
         progress: Progress::Quiet,
