@@ -379,13 +379,8 @@ async fn drive(
                 if now.saturating_duration_since(last_heard) >= SILENCE_LIMIT {
                     break Some("server_silent".to_owned());
                 }
-                if let Some(input) = bot.next_input(now)
-                    && let Ok(bytes) = encode_datagram(&ClientDatagram::Input(input))
-                {
-                    tally.bytes_out += bytes.len() as u64;
-                    if let Err(err) = conn.send_datagram(bytes.into()) {
-                        break Some(format!("send_failed: {err}"));
-                    }
+                if let Err(reason) = send_input(&mut bot, now, &conn, &mut tally) {
+                    break Some(reason);
                 }
             }
             read = &mut datagram => {
@@ -398,13 +393,9 @@ async fn drive(
                         // An input paced by the snapshots goes out with this one's
                         // acknowledgement, without waiting for the timer.
                         if pace == InputPace::Snapshot
-                            && let Some(input) = bot.next_input(last_heard)
-                            && let Ok(bytes) = encode_datagram(&ClientDatagram::Input(input))
+                            && let Err(reason) = send_input(&mut bot, last_heard, &conn, &mut tally)
                         {
-                            tally.bytes_out += bytes.len() as u64;
-                            if let Err(err) = conn.send_datagram(bytes.into()) {
-                                break Some(format!("send_failed: {err}"));
-                            }
+                            break Some(reason);
                         }
                     }
                     Err(err) => break Some(connection_reason(&err)),
@@ -544,6 +535,24 @@ async fn answer_frames(
 
 /// When the bot's loop wakes without a datagram: its next input or order, or else `idle`
 /// (to check that the server still talks); never after `end`.
+/// Sends the bot's input if one is due `now`; the reason the connection dropped if the
+/// send failed.
+fn send_input(
+    bot: &mut Bot,
+    now: Instant,
+    conn: &quinn::Connection,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    if let Some(input) = bot.next_input(now)
+        && let Ok(bytes) = encode_datagram(&ClientDatagram::Input(input))
+    {
+        tally.bytes_out += bytes.len() as u64;
+        conn.send_datagram(bytes.into())
+            .map_err(|err| format!("send_failed: {err}"))?;
+    }
+    Ok(())
+}
+
 fn next_wake(bot: &Bot, idle: Instant, end: Instant) -> Instant {
     bot.next_wake().unwrap_or(idle).min(end)
 }
