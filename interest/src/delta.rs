@@ -269,6 +269,14 @@ fn item_cost(item: Item, frame: &Frame, base: &Known) -> usize {
     }
 }
 
+/// Sets (`on`) or clears the bit of `rank`.
+fn flip(bits: &mut [u64], rank: u32, on: bool) {
+    if let Some(word) = bits.get_mut(rank as usize / 64) {
+        let bit = 1 << (rank % 64);
+        *word = if on { *word | bit } else { *word & !bit };
+    }
+}
+
 /// Bytes each list's length prefix may grow by (from one byte to three: counts below 2^16).
 const LENGTH_SLACK: usize = 3 * 2;
 /// A leave costs at least two bytes (an id), anything else at least five.
@@ -440,13 +448,23 @@ impl Plan {
         };
         let merged = self.merge(inputs);
         let out = (view, datagram);
-        self.build((frame, base), merged, ranks, header, budget_bytes, out)
+        self.build(
+            (frame, base),
+            merged,
+            ranks,
+            header,
+            budget_bytes,
+            out,
+            None,
+        )
     }
 
     /// Builds the client's snapshot datagram in `datagram` (cleared first; header: tick,
     /// baseline tick, input sequence) within `budget_bytes` from the `merged` items (their
     /// count, and of leaves among them), and the view it leads to in `view` (cleared
-    /// first).
+    /// first). `members`, the baseline's members as bits over the frame's ranks, become the
+    /// new view's.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn build(
         &mut self,
         (frame, base): (&Frame, &Known),
@@ -455,6 +473,7 @@ impl Plan {
         header: (u64, Option<u64>, u32),
         budget_bytes: usize,
         (view, datagram): (&mut Known, &mut Vec<u8>),
+        mut members: Option<&mut [u64]>,
     ) -> Result<(), BuildError> {
         let (tick, baseline_tick, last_input_seq) = header;
         let Plan {
@@ -557,6 +576,17 @@ impl Plan {
                 if item.act != Act::Change {
                     view.extend_from(base, ranks, copied..at);
                     copied = at;
+                }
+                if let (Some(bits), Some(ranks)) = (members.as_deref_mut(), ranks) {
+                    match item.act {
+                        Act::Change => {}
+                        Act::Leave => flip(bits, ranks[at], false),
+                        Act::Enter => flip(bits, frame.rank_at(item.now), true),
+                        Act::Replace => {
+                            flip(bits, ranks[at], false);
+                            flip(bits, frame.rank_at(item.now), true);
+                        }
+                    }
                 }
                 match item.act {
                     Act::Leave => {

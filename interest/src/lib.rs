@@ -61,6 +61,12 @@ pub struct ClientView {
     empty: delta::Known,
     /// Memory of a dropped view, for the next one.
     spare: delta::Known,
+    /// The members of one view as bits over the frame's ranks (the view of tick
+    /// `members_of`): a snapshot whose baseline is that view tests the bodies near the
+    /// viewer against them, and updates them with what it sent, instead of marking every
+    /// member anew each tick.
+    members: Vec<u64>,
+    members_of: Option<u64>,
 }
 
 /// Working memory shared by every client's snapshot in a tick (one per thread): a mark per
@@ -170,24 +176,45 @@ impl ClientView {
         // empty) and the frame's ranks still name them.
         let by_rank =
             latest.is_none_or(|latest| latest.states.is_empty() && base.states.is_empty());
+        let words = frame.len().div_ceil(64);
+        if by_rank
+            && (baseline_tick.is_none()
+                || self.members_of != baseline_tick
+                || self.members.len() != words)
+        {
+            self.members_of = None;
+            self.members.clear();
+            self.members.resize(words, 0);
+            for &rank in &base.ranks {
+                if let Some(word) = self.members.get_mut(rank as usize / 64) {
+                    *word |= 1 << (rank % 64);
+                }
+            }
+            self.members_of = baseline_tick;
+        }
         let members = by_rank.then(|| delta::Members {
             frame,
-            marks: &mut marks[..],
+            marks: &self.members[..],
             me,
             at,
             radius: range.radius_m,
             outer2,
             base,
         });
+        let mut by_members = false;
         let built = match members.and_then(|members| plan.merge_members(members)) {
-            Some(merged) => plan.build(
-                (frame, base),
-                merged,
-                delta::Ranks::Baseline,
-                header,
-                budget_bytes,
-                (&mut view, datagram),
-            ),
+            Some(merged) => {
+                by_members = true;
+                plan.build(
+                    (frame, base),
+                    merged,
+                    delta::Ranks::Baseline,
+                    header,
+                    budget_bytes,
+                    (&mut view, datagram),
+                    Some(&mut self.members),
+                )
+            }
             None => {
                 let mut marked = 0;
                 // Without a branch: a body the circle misses sets no mark, and what it
@@ -211,6 +238,11 @@ impl ClientView {
                 plan.merge_and_build(inputs, header, budget_bytes, &mut view, datagram)
             }
         };
+        // The bits now describe the new view, once it is recorded under a tick of its own.
+        let newer = newest.is_none_or(|(t, _)| *t < tick);
+        if by_members {
+            self.members_of = (built.is_ok() && newer).then_some(tick);
+        }
         if let Err(err) = built {
             self.spare = view;
             return Err(err);

@@ -18,8 +18,8 @@ use crate::frame::Frame;
 /// it looks at.
 pub(crate) struct Members<'a> {
     pub frame: &'a Frame,
-    /// One bit per frame body by rank, all clear (and left clear).
-    pub marks: &'a mut [u64],
+    /// One bit per frame body by rank, set for the baseline's members.
+    pub marks: &'a [u64],
     pub me: NetId,
     pub at: (f32, f32),
     /// The view's radius: bodies within it enter.
@@ -47,13 +47,6 @@ impl Plan {
             return None;
         }
         let bodies = &frame.by_rank;
-        for &rank in &base.ranks {
-            if rank as usize >= bodies.len() {
-                marks.fill(0);
-                return None;
-            }
-            marks[rank as usize / 64] |= 1 << (rank % 64);
-        }
         let distance2 = |(x, y): (f32, f32)| (x - at.0).powi(2) + (y - at.1).powi(2);
         let is_member = |marks: &[u64], rank: u32| marks[rank as usize / 64] >> (rank % 64) & 1;
         let radius2 = radius * radius;
@@ -97,9 +90,8 @@ impl Plan {
                 enter(&mut out, new, b);
                 next += 1;
             }
-            let body = &bodies[rank as usize];
+            let body = bodies.get(rank as usize)?;
             if body.state.id != old.id {
-                marks.fill(0);
                 return None;
             }
             let d2 = distance2(body.pos);
@@ -131,7 +123,6 @@ impl Plan {
             enter(&mut out, new, base.states.len());
         }
         let count = out.len;
-        marks.fill(0);
         self.rank_items(count);
         Some((count, leaves))
     }
