@@ -69,9 +69,9 @@ pub struct ClientView {
     members_of: Option<u64>,
 }
 
-/// Working memory shared by every client's snapshot in a tick (one per thread): a mark per
-/// body of the frame (in id order: a view's members, or the bodies near it) and, for the
-/// marked near ones, where the frame keeps it and its squared distance from the current
+/// Working memory shared by every client's snapshot in a tick (one per thread): for a
+/// snapshot that merges ids, a mark per body of the frame (in id order) near the viewer
+/// and, for each marked one, where the frame keeps it and its squared distance from the
 /// viewer; and the delta builder's buffers.
 #[derive(Debug, Default)]
 pub struct Scratch {
