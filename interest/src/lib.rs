@@ -194,7 +194,7 @@ impl ClientView {
         }
         let members = by_rank.then(|| delta::Members {
             frame,
-            marks: &self.members[..],
+            members: &self.members[..],
             me,
             at,
             radius: range.radius_m,

@@ -19,7 +19,7 @@ use crate::frame::Frame;
 pub(crate) struct Members<'a> {
     pub frame: &'a Frame,
     /// One bit per frame body by rank, set for the baseline's members.
-    pub marks: &'a [u64],
+    pub members: &'a [u64],
     pub me: NetId,
     pub at: (f32, f32),
     /// The view's radius: bodies within it enter.
@@ -36,7 +36,7 @@ impl Plan {
     pub(crate) fn merge_members(&mut self, members: Members<'_>) -> Option<(usize, usize)> {
         let Members {
             frame,
-            marks,
+            members,
             me,
             at,
             radius,
@@ -48,12 +48,12 @@ impl Plan {
         }
         let bodies = &frame.by_rank;
         let distance2 = |(x, y): (f32, f32)| (x - at.0).powi(2) + (y - at.1).powi(2);
-        let is_member = |marks: &[u64], rank: u32| marks[rank as usize / 64] >> (rank % 64) & 1;
+        let is_member = |bits: &[u64], rank: u32| bits[rank as usize / 64] >> (rank % 64) & 1;
         let radius2 = radius * radius;
         let enters = &mut self.enters;
         enters.clear();
         frame.near(at, radius, |place, rank, d2| {
-            if d2 <= radius2 && is_member(marks, rank) == 0 {
+            if d2 <= radius2 && is_member(members, rank) == 0 {
                 enters.push((rank, place, d2));
             }
         });
@@ -61,7 +61,7 @@ impl Plan {
         if let Some(rank) = frame.rank_of(me) {
             let body = &bodies[rank as usize];
             let d2 = distance2(body.pos);
-            if is_member(marks, rank) == 0 && d2 > radius2 && d2 <= outer2 {
+            if is_member(members, rank) == 0 && d2 > radius2 && d2 <= outer2 {
                 enters.push((rank, body.place, d2));
             }
         }
