@@ -1,7 +1,9 @@
-//! One client's delta, built in one pass: the entities of the frame near the viewer, the
-//! newest view sent (for priorities) and the acknowledged view (the baseline) are merged by
-//! id in a single walk, which records each entity the snapshot would send (an item) and
-//! what ranks it; unchanged entities leave no item. The items are then ranked (in one
+//! One client's delta, built in one pass: the entities of the frame near the viewer and the
+//! acknowledged view (the baseline) are merged by id in a single walk, which records each
+//! entity the snapshot would send (an item) and what ranks it; unchanged entities leave no
+//! item. What ranks an item is how wrong the client's picture of it will be if it is left
+//! out: the client applies the snapshot to the baseline, so that is the baseline's state,
+//! whatever newer snapshots not yet acknowledged carried. The items are then ranked (in one
 //! branch-free loop) and spent against the byte budget (an item's wire cost is worked out
 //! when the spending reaches it); then one walk over the sent items in id order fills the
 //! snapshot's lists and the view the client will hold (the baseline with what was sent
@@ -91,13 +93,11 @@ pub(crate) struct Plan {
 }
 
 /// Where the new view's ranks come from: the baseline's own (its members were looked up
-/// by rank), or what the id merge found; or the view keeps none (a client acknowledging
-/// late, whose next snapshot merges ids anyway: the newest view is not its baseline).
+/// by rank), or what the id merge found.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ranks {
     Baseline,
     Merged,
-    Unranked,
 }
 
 /// The two passes over the ranking: the best `fit` items, then whatever of the rest fits
@@ -111,9 +111,8 @@ enum Pass {
 /// What a client holds after one snapshot: its entities sorted by id (the merge compares
 /// their ids as [`key`]s, read from the states themselves), and each one's rank in the
 /// frame the view was made from (`u32::MAX` where that frame has no such entity), so that
-/// the next snapshot can look its members up without merging ids while the frame's ids
-/// stay the same ([`Plan::merge_members`]). A view made while the client acknowledged late
-/// keeps no ranks (`ranks` is empty).
+/// a snapshot against it can look its members up without merging ids while the frame's
+/// ids stay the same ([`Plan::merge_members`]).
 #[derive(Debug, Default)]
 pub(crate) struct Known {
     pub states: Vec<EntityState>,
@@ -126,19 +125,15 @@ impl Known {
         self.ranks.clear();
     }
 
-    /// Copies `other`'s entities in `range`, with their ranks from `ranks` if it keeps any.
-    fn extend_from(&mut self, other: &Known, ranks: Option<&[u32]>, range: Range<usize>) {
+    /// Copies `other`'s entities in `range`, with their ranks from `ranks`.
+    fn extend_from(&mut self, other: &Known, ranks: &[u32], range: Range<usize>) {
         self.states.extend_from_slice(&other.states[range.clone()]);
-        if let Some(ranks) = ranks {
-            self.ranks.extend_from_slice(&ranks[range]);
-        }
+        self.ranks.extend_from_slice(&ranks[range]);
     }
 
-    fn push(&mut self, state: EntityState, rank: Option<u32>) {
+    fn push(&mut self, state: EntityState, rank: u32) {
         self.states.push(state);
-        if let Some(rank) = rank {
-            self.ranks.push(rank);
-        }
+        self.ranks.push(rank);
     }
 
     /// The id of the entity at `at` as a [`key`], if there is one.
@@ -163,8 +158,6 @@ pub(crate) struct Inputs<'a> {
     /// Squared view radius: bodies beyond it enter no view, but stay in one up to the outer
     /// reach.
     pub radius2: f32,
-    /// The newest view sent; `None` when it is the baseline.
-    pub latest: Option<&'a Known>,
     /// The acknowledged view (empty without one).
     pub base: &'a Known,
 }
@@ -301,8 +294,7 @@ impl Out<'_> {
 }
 
 impl Plan {
-    /// Merges the marked bodies, the newest view and the baseline by id into the items that
-    /// would be sent. Returns the number of items and of leaves among them.
+    /// Merges the marked bodies and the baseline by id into the items that would be sent. Returns the number of items and of leaves among them.
     fn merge(&mut self, inputs: Inputs<'_>) -> (usize, usize) {
         let Inputs {
             frame,
@@ -311,14 +303,11 @@ impl Plan {
             near,
             me,
             radius2,
-            latest,
             base,
         } = inputs;
         self.reserve(marked + base.states.len());
-        // Every baseline entity is either found (its rank is written) or leaves (`u32::MAX`);
-        // only when the new view keeps ranks (the baseline is the newest view).
-        let record = latest.is_none();
-        if record && self.base_ranks.len() < base.states.len() {
+        // Every baseline entity is either found (its rank is written) or leaves (`u32::MAX`).
+        if self.base_ranks.len() < base.states.len() {
             self.base_ranks.resize(base.states.len(), u32::MAX);
         }
         let mut out = Out {
@@ -326,7 +315,7 @@ impl Plan {
             terms: &mut self.terms,
             len: 0,
         };
-        let (mut at_latest, mut at_base, mut leaves) = (0, 0, 0);
+        let (mut at_base, mut leaves) = (0, 0);
         let me = key(me);
         let base_states = &base.states[..];
         let leave = |out: &mut Out<'_>, b: usize| {
@@ -337,7 +326,7 @@ impl Plan {
             };
             out.push(item, Terms::FIRST);
         };
-        // The marks, walked in rank order, visit the candidates in id order; the views are
+        // The marks, walked in rank order, visit the candidates in id order; the baseline is
         // walked alongside.
         for (w, word) in marks.iter_mut().enumerate() {
             let mut bits = std::mem::take(word);
@@ -350,22 +339,12 @@ impl Plan {
                 // Baseline entities before this one are not candidates: they leave.
                 while base.key_at(at_base).is_some_and(|key| key < id) {
                     leave(&mut out, at_base);
-                    if record {
-                        self.base_ranks[at_base] = u32::MAX;
-                    }
+                    self.base_ranks[at_base] = u32::MAX;
                     leaves += 1;
                     at_base += 1;
                 }
                 let in_base = base.key_at(at_base) == Some(id);
-                let known = match latest {
-                    None => in_base.then(|| &base_states[at_base]),
-                    Some(latest) => {
-                        while latest.key_at(at_latest).is_some_and(|key| key < id) {
-                            at_latest += 1;
-                        }
-                        (latest.key_at(at_latest) == Some(id)).then(|| &latest.states[at_latest])
-                    }
-                };
+                let known = in_base.then(|| &base_states[at_base]);
                 let is_me = id == me;
                 if !is_me && d2 > radius2 && known.is_none() {
                     // Out of view; should the baseline hold it, it leaves (next round).
@@ -374,9 +353,7 @@ impl Plan {
                 let state = &body.state;
                 let item = if in_base {
                     let old = &base_states[at_base];
-                    if record {
-                        self.base_ranks[at_base] = rank as u32;
-                    }
+                    self.base_ranks[at_base] = rank as u32;
                     at_base += 1;
                     let Some(act) = Act::between(old, state) else {
                         continue;
@@ -399,9 +376,7 @@ impl Plan {
         }
         for b in at_base..base_states.len() {
             leave(&mut out, b);
-            if record {
-                self.base_ranks[b] = u32::MAX;
-            }
+            self.base_ranks[b] = u32::MAX;
             leaves += 1;
         }
         let count = out.len;
@@ -441,17 +416,12 @@ impl Plan {
         datagram: &mut Vec<u8>,
     ) -> Result<(), BuildError> {
         let (frame, base) = (inputs.frame, inputs.base);
-        let ranks = if inputs.latest.is_none() {
-            Ranks::Merged
-        } else {
-            Ranks::Unranked
-        };
         let merged = self.merge(inputs);
         let out = (view, datagram);
         self.build(
             (frame, base),
             merged,
-            ranks,
+            Ranks::Merged,
             header,
             budget_bytes,
             out,
@@ -487,10 +457,9 @@ impl Plan {
             base_ranks,
             enters: _,
         } = self;
-        let ranks: Option<&[u32]> = match ranks {
-            Ranks::Baseline => Some(&base.ranks),
-            Ranks::Merged => Some(base_ranks),
-            Ranks::Unranked => None,
+        let ranks: &[u32] = match ranks {
+            Ranks::Baseline => &base.ranks,
+            Ranks::Merged => base_ranks,
         };
         let (items, order) = (&items[..count], &mut order[..count]);
         snapshot.tick = tick;
@@ -577,7 +546,7 @@ impl Plan {
                     view.extend_from(base, ranks, copied..at);
                     copied = at;
                 }
-                if let (Some(bits), Some(ranks)) = (members.as_deref_mut(), ranks) {
+                if let Some(bits) = members.as_deref_mut() {
                     match item.act {
                         Act::Change => {}
                         Act::Leave => flip(bits, ranks[at], false),
@@ -596,7 +565,7 @@ impl Plan {
                     Act::Enter => {
                         let now = now();
                         snapshot.entered.push(now.state);
-                        view.push(now.state, ranks.map(|_| frame.rank_at(item.now)));
+                        view.push(now.state, frame.rank_at(item.now));
                     }
                     Act::Change => {
                         snapshot.changed.push(Change::between(old(), &now().state));
@@ -608,7 +577,7 @@ impl Plan {
                         let now = now();
                         snapshot.left.push(old().id);
                         snapshot.entered.push(now.state);
-                        view.push(now.state, ranks.map(|_| frame.rank_at(item.now)));
+                        view.push(now.state, frame.rank_at(item.now));
                         copied += 1;
                     }
                 }

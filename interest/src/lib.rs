@@ -11,18 +11,20 @@
 //! [`ClientView::snapshot`] gathers the entities within the view radius of its character
 //! (those already in view stay until they are `hysteresis` further away, so entities on the
 //! border do not flicker), then builds a delta against the newest view the client
-//! acknowledged, nearest and most outdated entities first when the datagram cannot hold
-//! every change. A view made when the client had acknowledged its newest one keeps each
-//! entity's rank in the frame's id order, so that while the world's ids stay the same and
-//! the client keeps acknowledging promptly, the next snapshot looks its members up by rank
-//! and scans the grid only for bodies that are not in view yet.
+//! acknowledged (its baseline), nearest and most outdated entities first when the datagram
+//! cannot hold every change. The client applies the snapshot to that baseline, so both
+//! "in view" and "outdated" are judged against it: what a snapshot leaves out, the client
+//! holds as the baseline had it, whatever newer snapshots it has not acknowledged carried.
+//! Each view keeps each entity's rank in the frame's id order, so that while the world's
+//! ids stay the same, a snapshot looks its baseline's members up by rank and scans the
+//! grid only for bodies that are not in view yet.
 //!
 //! The delta is exactly what [`protocol::build_snapshot`] (the specification of how a
 //! snapshot spends its byte budget) makes of the same entities, encoded as
 //! [`protocol::codec::encode_datagram`] would: the same bytes. It is built in one pass over
 //! the baseline with the bodies near the viewer (looked up by rank, or else merged by id
-//! with the newest view sent and the baseline), and written straight into the datagram;
-//! warm, a snapshot allocates only its datagram.
+//! with the baseline), and written straight into the datagram; warm, a snapshot allocates
+//! only its datagram.
 //!
 //! Its cost is measured by `cargo bench -p server --bench snapshots` (on the game server's
 //! real frames); the figures are in `docs/benchmarks.md`.
@@ -163,24 +165,15 @@ impl ClientView {
             Some((t, view)) => (Some(*t), view),
             None => (None, &self.empty),
         };
-        // When the newest view is the baseline (a client acknowledging promptly), one walk
-        // serves both.
-        let latest = match newest {
-            Some((t, _)) if Some(*t) == baseline_tick => None,
-            Some((_, view)) => Some(view),
-            None => Some(&self.empty),
-        };
         let mut view = std::mem::take(&mut self.spare);
         let header = (tick, baseline_tick, last_input_seq);
-        // Members looked up by rank, when the newest view is the baseline (or both are
-        // empty) and the frame's ranks still name them.
-        let by_rank =
-            latest.is_none_or(|latest| latest.states.is_empty() && base.states.is_empty());
+        // The baseline's members are looked up by rank while the frame's ranks still name
+        // them ([`delta::Plan::merge_members`] tells), with their bits kept from the last
+        // snapshot when it was built against the same baseline or led to it.
         let words = frame.len().div_ceil(64);
-        if by_rank
-            && (baseline_tick.is_none()
-                || self.members_of != baseline_tick
-                || self.members.len() != words)
+        if baseline_tick.is_none()
+            || self.members_of != baseline_tick
+            || self.members.len() != words
         {
             self.members_of = None;
             self.members.clear();
@@ -192,7 +185,7 @@ impl ClientView {
             }
             self.members_of = baseline_tick;
         }
-        let members = by_rank.then(|| delta::Members {
+        let members = delta::Members {
             frame,
             members: &self.members[..],
             me,
@@ -200,9 +193,9 @@ impl ClientView {
             radius: range.radius_m,
             outer2,
             base,
-        });
+        };
         let mut by_members = false;
-        let built = match members.and_then(|members| plan.merge_members(members)) {
+        let built = match plan.merge_members(members) {
             Some(merged) => {
                 by_members = true;
                 plan.build(
@@ -232,7 +225,6 @@ impl ClientView {
                     near,
                     me,
                     radius2: range.radius_m * range.radius_m,
-                    latest,
                     base,
                 };
                 plan.merge_and_build(inputs, header, budget_bytes, &mut view, datagram)
@@ -307,16 +299,38 @@ mod tests {
             .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (1, 0), 1100)
             .unwrap();
         assert_eq!(ids(client.latest().unwrap()), vec![0, 1]);
+        client.acknowledge(1);
         // Entity 1 moves to 11 m: it stays (within the hysteresis); entity 2 still out.
         let f = frame(&[me, npc(1, 61.0, 50.0), npc(2, 50.0, 61.0)]);
         client
             .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (2, 0), 1100)
             .unwrap();
         assert_eq!(ids(client.latest().unwrap()), vec![0, 1]);
+        client.acknowledge(2);
         // Beyond 12 m it leaves.
         let f = frame(&[me, npc(1, 62.5, 50.0), npc(2, 50.0, 61.0)]);
         client
             .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (3, 0), 1100)
+            .unwrap();
+        assert_eq!(ids(client.latest().unwrap()), vec![0]);
+    }
+
+    /// The hysteresis keeps what the client holds: the baseline it applies the snapshot to.
+    /// Without an acknowledgement that is the empty view, so an entity in the hysteresis's
+    /// band is out, whatever an unacknowledged snapshot showed.
+    #[test]
+    fn hysteresis_goes_by_the_baseline() {
+        let mut scratch = Scratch::default();
+        let me = npc(0, 50.0, 50.0);
+        let mut client = ClientView::new();
+        let f = frame(&[me, npc(1, 59.0, 50.0)]);
+        client
+            .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (1, 0), 1100)
+            .unwrap();
+        assert_eq!(ids(client.latest().unwrap()), vec![0, 1]);
+        let f = frame(&[me, npc(1, 61.0, 50.0)]);
+        client
+            .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (2, 0), 1100)
             .unwrap();
         assert_eq!(ids(client.latest().unwrap()), vec![0]);
     }

@@ -85,14 +85,22 @@ impl Reference {
         let outer = range.radius_m + range.hysteresis_m.max(0.0);
         let (outer2, radius2) = (outer * outer, range.radius_m * range.radius_m);
         let empty = View::new();
-        let latest = self.history.back().map_or(&empty, |(_, view)| view);
+        let (baseline_tick, baseline) = match self
+            .acked
+            .and_then(|acked| self.history.iter().find(|(t, _)| *t == acked))
+        {
+            Some((t, view)) => (Some(*t), view),
+            None => (None, &empty),
+        };
+        // The client applies the snapshot to its baseline: an entity left out keeps the
+        // baseline's state (or stays out of view), whatever newer snapshots carried.
         let mut candidates = Vec::new();
         for (state, (x, y)) in bodies {
             let d2 = (x - at.0).powi(2) + (y - at.1).powi(2);
             if d2 > outer2 {
                 continue;
             }
-            let known = latest.get(state.id);
+            let known = baseline.get(state.id);
             let is_me = state.id == me;
             if !is_me && d2 > radius2 && known.is_none() {
                 continue;
@@ -102,13 +110,6 @@ impl Reference {
                 priority: priority(is_me, d2, known, state),
             });
         }
-        let (baseline_tick, baseline) = match self
-            .acked
-            .and_then(|acked| self.history.iter().find(|(t, _)| *t == acked))
-        {
-            Some((t, view)) => (Some(*t), view),
-            None => (None, &empty),
-        };
         let header = SnapshotHeader {
             tick,
             baseline_tick,

@@ -13,7 +13,8 @@
 //!
 //! `snapshots/1000_clients_10000_npcs_acks_2_ticks_late` is the same per-client work with
 //! each client acknowledging two ticks late, as over a 100 ms round trip: the baseline is
-//! then older than the newest view sent.
+//! then older than the newest view sent, and changes sent since are sent again until one
+//! that carried them is acknowledged.
 //!
 //! `snapshots/1000_clients_10000_npcs_{1,2}_workers` runs the same per-client work through
 //! the server's snapshot workers ([`SnapshotPool`]): the job split by shard, sessions'

@@ -5,7 +5,7 @@
 //! in between.
 //!
 //! The items, their order and their terms are exactly those [`Plan::merge`] makes of the
-//! same inputs when the baseline is also the newest view sent; when a rank no longer holds
+//! same inputs; when a rank no longer holds
 //! its member (bodies were added to or removed from the world since the baseline was
 //! made), [`Plan::merge_members`] gives up and the caller merges ids instead.
 
@@ -14,8 +14,7 @@ use protocol::NetId;
 use super::{Act, Item, Known, Out, Plan, Terms, key};
 use crate::frame::Frame;
 
-/// A viewer whose baseline is also the newest view sent (or who has none), and the frame
-/// it looks at.
+/// A viewer, its baseline, and the frame it looks at.
 pub(crate) struct Members<'a> {
     pub frame: &'a Frame,
     /// One bit per frame body by rank, set for the baseline's members.
