@@ -234,8 +234,9 @@
 //! entities on the border do not flicker. **Your own character is in your view**: it
 //! ranks ahead of every other entity that enters or changes, so its position comes from
 //! snapshots like anyone else's. When a datagram cannot hold every change, the nearest
-//! and most out-of-date entities go first; one left out keeps its last state in your view
-//! and is sent in a later snapshot.
+//! and most out-of-date entities go first; one left out keeps its state in the baseline
+//! the snapshot applies to (even when a newer snapshot you have not acknowledged yet
+//! carried it) and is sent in a later snapshot.
 //!
 //! ## World, units and axes
 //!
