@@ -294,7 +294,8 @@ impl Out<'_> {
 }
 
 impl Plan {
-    /// Merges the marked bodies and the baseline by id into the items that would be sent. Returns the number of items and of leaves among them.
+    /// Merges the marked bodies and the baseline by id into the items that would be sent.
+    /// Returns the number of items and of leaves among them.
     fn merge(&mut self, inputs: Inputs<'_>) -> (usize, usize) {
         let Inputs {
             frame,
