@@ -90,18 +90,19 @@ impl Plan {
         // Before the baseline's entity with id `below` and rank `rank` (`None`: past the
         // last), at `b`. Bodies about to enter are in rank order, which is id order; their
         // ids are read only to place the newest view's entities among them.
-        let entering = |(out, chain, next): (&mut Out<'_>, &mut Chain<'_>, &mut usize),
-                        (below, rank): (u64, Option<u32>),
-                        b: usize| loop {
+        let mut entering = |out: &mut Out<'_>,
+                            chain: &mut Chain<'_>,
+                            (below, rank): (u64, Option<u32>),
+                            b: usize| loop {
             let fresh = enters
-                .get(*next)
+                .get(next)
                 .filter(|e| rank.is_none_or(|rank| e.0 < rank));
             let repeated = chain.next_key();
             if repeated < below {
                 let fresh_key = fresh.map_or(u64::MAX, |e| key(bodies[e.0 as usize].state.id));
                 if repeated <= fresh_key {
                     out.push(chain.take_entered(b), Terms::FIRST);
-                    *next += usize::from(repeated == fresh_key);
+                    next += usize::from(repeated == fresh_key);
                     continue;
                 }
             }
@@ -109,15 +110,12 @@ impl Plan {
                 break;
             };
             enter(out, fresh, b);
-            *next += 1;
+            next += 1;
         };
         let mut leaves = 0;
         for (b, (old, &rank)) in base.states.iter().zip(&base.ranks).enumerate() {
             let id = key(old.id);
-            // Most members have nothing before them: the test is kept out of the call.
-            if chain.next_key() < id || enters.get(next).is_some_and(|e| e.0 < rank) {
-                entering((&mut out, &mut chain, &mut next), (id, Some(rank)), b);
-            }
+            entering(&mut out, &mut chain, (id, Some(rank)), b);
             let body = bodies.get(rank as usize)?;
             if body.state.id != old.id {
                 return None;
@@ -143,11 +141,7 @@ impl Plan {
             let item = Item::of(act, b, body.place);
             out.push(item, Terms::of(key(state.id) == me, d2, Some(old), state));
         }
-        entering(
-            (&mut out, &mut chain, &mut next),
-            (u64::MAX, None),
-            base.states.len(),
-        );
+        entering(&mut out, &mut chain, (u64::MAX, None), base.states.len());
         let count = out.len;
         self.rank_items(count);
         Some((count, leaves))
