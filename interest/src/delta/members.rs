@@ -87,35 +87,26 @@ impl Plan {
         // hold, in id order, before the baseline's entity with id `below` (at `b`); a body
         // that is both enters as the newest view has it.
         let mut next = 0;
-        // Before the baseline's entity with id `below` and rank `rank` (`None`: past the
-        // last), at `b`. Bodies about to enter are in rank order, which is id order; their
-        // ids are read only to place the newest view's entities among them.
-        let mut entering = |out: &mut Out<'_>,
-                            chain: &mut Chain<'_>,
-                            (below, rank): (u64, Option<u32>),
-                            b: usize| loop {
+        let mut entering = |out: &mut Out<'_>, chain: &mut Chain<'_>, below: u64, b: usize| loop {
             let fresh = enters
                 .get(next)
-                .filter(|e| rank.is_none_or(|rank| e.0 < rank));
+                .map_or(u64::MAX, |e| key(bodies[e.0 as usize].state.id));
             let repeated = chain.next_key();
-            if repeated < below {
-                let fresh_key = fresh.map_or(u64::MAX, |e| key(bodies[e.0 as usize].state.id));
-                if repeated <= fresh_key {
-                    out.push(chain.take_entered(b), Terms::FIRST);
-                    next += usize::from(repeated == fresh_key);
-                    continue;
-                }
-            }
-            let Some(fresh) = fresh else {
+            if fresh.min(repeated) >= below {
                 break;
-            };
-            enter(out, fresh, b);
-            next += 1;
+            }
+            if repeated <= fresh {
+                out.push(chain.take_entered(b), Terms::FIRST);
+                next += usize::from(repeated == fresh);
+            } else {
+                enter(out, &enters[next], b);
+                next += 1;
+            }
         };
         let mut leaves = 0;
         for (b, (old, &rank)) in base.states.iter().zip(&base.ranks).enumerate() {
             let id = key(old.id);
-            entering(&mut out, &mut chain, (id, Some(rank)), b);
+            entering(&mut out, &mut chain, id, b);
             let body = bodies.get(rank as usize)?;
             if body.state.id != old.id {
                 return None;
@@ -141,7 +132,7 @@ impl Plan {
             let item = Item::of(act, b, body.place);
             out.push(item, Terms::of(key(state.id) == me, d2, Some(old), state));
         }
-        entering(&mut out, &mut chain, (u64::MAX, None), base.states.len());
+        entering(&mut out, &mut chain, u64::MAX, base.states.len());
         let count = out.len;
         self.rank_items(count);
         Some((count, leaves))
