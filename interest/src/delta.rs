@@ -3,8 +3,7 @@
 //! entity the snapshot would send (an item) and what ranks it; unchanged entities leave no
 //! item. What ranks an item is how wrong the client's picture of it will be if it is left
 //! out: the client applies the snapshot to the baseline, so that is the baseline's state,
-//! whatever newer snapshots not yet acknowledged carried. What the newest view sent holds
-//! differently from the baseline is repeated first ([`Chain`]). The items are then ranked (in one
+//! whatever newer snapshots not yet acknowledged carried. The items are then ranked (in one
 //! branch-free loop) and spent against the byte budget (an item's wire cost is worked out
 //! when the spending reaches it); then one walk over the sent items in id order fills the
 //! snapshot's lists and the view the client will hold (the baseline with what was sent
@@ -18,16 +17,13 @@
 
 use std::ops::Range;
 
-use protocol::codec::{encode_snapshot_datagram, entity_len, net_id_len};
+use protocol::codec::{encode_snapshot_datagram, net_id_len};
 use protocol::view::rank_key;
 use protocol::{BuildError, Change, EntityState, NetId, Snapshot};
 
 use crate::frame::Frame;
 
-mod chain;
 mod members;
-
-use chain::Chain;
 
 pub(crate) use members::Members;
 
@@ -59,61 +55,14 @@ impl Act {
 }
 
 /// One entity the snapshot would send: its act, where it is in the baseline (for an entity
-/// entering, where it would be inserted) and where its state is: in the frame, or, for a
-/// repeat, in the newest view sent (for a leave, nowhere). Its wire cost is worked out
-/// only when the spending reaches it ([`item_cost`]): most items are never reached.
+/// entering, where it would be inserted) and in the frame (for a leave, nowhere). Its wire
+/// cost is worked out only when the spending reaches it ([`item_cost`]): most items are
+/// never reached.
 #[derive(Clone, Copy, Debug)]
 struct Item {
     act: Act,
-    /// What the newest view sent holds (`now` indexes it), repeated so that the new view
-    /// extends that one ([`Chain`]).
-    repeat: bool,
     base: u32,
     now: u32,
-}
-
-impl Item {
-    fn leave(base: usize) -> Item {
-        Item {
-            act: Act::Leave,
-            repeat: false,
-            base: base as u32,
-            now: u32::MAX,
-        }
-    }
-
-    fn of(act: Act, base: usize, now: u32) -> Item {
-        Item {
-            act,
-            repeat: false,
-            base: base as u32,
-            now,
-        }
-    }
-
-    fn repeat(act: Act, base: usize, at_newest: usize) -> Item {
-        Item {
-            act,
-            repeat: true,
-            base: base as u32,
-            now: at_newest as u32,
-        }
-    }
-}
-
-/// An item's state now, and what its full state and its id cost on the wire.
-fn now_of<'a>(item: Item, frame: &'a Frame, newest: &'a Known) -> (&'a EntityState, usize, usize) {
-    if item.repeat {
-        let state = &newest.states[item.now as usize];
-        (state, entity_len(state), net_id_len(&state.id))
-    } else {
-        let body = &frame.bodies[item.now as usize];
-        (
-            &body.state,
-            usize::from(body.enter_cost),
-            usize::from(body.id_cost),
-        )
-    }
 }
 
 /// The builder's working memory, reused from client to client and tick to tick.
@@ -134,8 +83,8 @@ pub(crate) struct Plan {
     /// The ranked items after the first `fit` that could still fit, for a second pass.
     later: Vec<u64>,
     /// The changed entities of the new view, applied once its runs are copied: where each
-    /// lands in the view, and its new state.
-    patches: Vec<(u32, EntityState)>,
+    /// lands in the view, and its body in the frame.
+    patches: Vec<(u32, u32)>,
     /// For each baseline entity, its rank in this frame when the id merge found it there
     /// (else `u32::MAX`): the new view's ranks.
     base_ranks: Vec<u32>,
@@ -158,12 +107,6 @@ enum Pass {
     Head,
     Tail,
 }
-
-/// A view that holds nothing.
-pub(crate) static NO_VIEW: Known = Known {
-    states: Vec::new(),
-    ranks: Vec::new(),
-};
 
 /// What a client holds after one snapshot: its entities sorted by id (the merge compares
 /// their ids as [`key`]s, read from the states themselves), and each one's rank in the
@@ -217,8 +160,6 @@ pub(crate) struct Inputs<'a> {
     pub radius2: f32,
     /// The acknowledged view (empty without one).
     pub base: &'a Known,
-    /// The newest view sent, when it is not the baseline.
-    pub newest: Option<&'a Known>,
 }
 
 /// Ids as one integer, ordered like `NetId`'s `Ord` (index, then generation).
@@ -302,21 +243,21 @@ fn delta_len(value: i32) -> usize {
 
 /// The wire cost of an item: what [`protocol::codec::change_len`] and
 /// [`protocol::codec::entity_len`] count for what it sends.
-fn item_cost(item: Item, frame: &Frame, (base, newest): (&Known, &Known)) -> usize {
-    let now = || now_of(item, frame, newest);
+fn item_cost(item: Item, frame: &Frame, base: &Known) -> usize {
+    let now = || &frame.bodies[item.now as usize];
     let old = || &base.states[item.base as usize];
     match item.act {
         Act::Leave => net_id_len(&old().id),
-        Act::Enter => now().1,
-        Act::Replace => net_id_len(&old().id) + now().1,
+        Act::Enter => usize::from(now().enter_cost),
+        Act::Replace => net_id_len(&old().id) + usize::from(now().enter_cost),
         Act::Change => {
-            let (old, (now, _, id_cost)) = (old(), now());
-            let dx = now.pos.x_cm.wrapping_sub(old.pos.x_cm);
-            let dy = now.pos.y_cm.wrapping_sub(old.pos.y_cm);
+            let (old, now) = (old(), now());
+            let dx = now.state.pos.x_cm.wrapping_sub(old.pos.x_cm);
+            let dy = now.state.pos.y_cm.wrapping_sub(old.pos.y_cm);
             // The id, both deltas, the motion's option tag and, when it changed, the
             // motion.
-            let motion = 1 + usize::from(now.motion != old.motion);
-            id_cost + delta_len(dx) + delta_len(dy) + motion
+            let motion = 1 + usize::from(now.state.motion != old.motion);
+            usize::from(now.id_cost) + delta_len(dx) + delta_len(dy) + motion
         }
     }
 }
@@ -364,10 +305,8 @@ impl Plan {
             me,
             radius2,
             base,
-            newest,
         } = inputs;
-        let mut chain = Chain::new(newest);
-        self.reserve(marked + base.states.len() + newest.map_or(0, |n| n.states.len()));
+        self.reserve(marked + base.states.len());
         // Every baseline entity is either found (its rank is written) or leaves (`u32::MAX`).
         if self.base_ranks.len() < base.states.len() {
             self.base_ranks.resize(base.states.len(), u32::MAX);
@@ -380,23 +319,16 @@ impl Plan {
         let (mut at_base, mut leaves) = (0, 0);
         let me = key(me);
         let base_states = &base.states[..];
-        // A baseline entity that is not a candidate: it leaves, unless the newest view
-        // holds it otherwise (then that is repeated).
-        let gone = |out: &mut Out<'_>, chain: &mut Chain<'_>, b: usize| -> usize {
-            let old = &base_states[b];
-            let item = chain.at_base(key(old.id), old, b).unwrap_or(Item::leave(b));
+        let leave = |out: &mut Out<'_>, b: usize| {
+            let item = Item {
+                act: Act::Leave,
+                base: b as u32,
+                now: u32::MAX,
+            };
             out.push(item, Terms::FIRST);
-            usize::from(item.act == Act::Leave)
         };
-        // Entities of the newest view before `below` that the baseline does not hold enter
-        // again, at baseline position `b`.
-        let entered = |out: &mut Out<'_>, chain: &mut Chain<'_>, below: u64, b: usize| {
-            while chain.next_key() < below {
-                out.push(chain.take_entered(b), Terms::FIRST);
-            }
-        };
-        // The marks, walked in rank order, visit the candidates in id order; the baseline
-        // and the newest view are walked alongside.
+        // The marks, walked in rank order, visit the candidates in id order; the baseline is
+        // walked alongside.
         for (w, word) in marks.iter_mut().enumerate() {
             let mut bits = std::mem::take(word);
             while bits != 0 {
@@ -406,28 +338,13 @@ impl Plan {
                 let body = &frame.bodies[place as usize];
                 let id = key(body.state.id);
                 // Baseline entities before this one are not candidates: they leave.
-                while let Some(kb) = base.key_at(at_base).filter(|&kb| kb < id) {
-                    entered(&mut out, &mut chain, kb, at_base);
-                    leaves += gone(&mut out, &mut chain, at_base);
+                while base.key_at(at_base).is_some_and(|key| key < id) {
+                    leave(&mut out, at_base);
                     self.base_ranks[at_base] = u32::MAX;
+                    leaves += 1;
                     at_base += 1;
                 }
-                entered(&mut out, &mut chain, id, at_base);
                 let in_base = base.key_at(at_base) == Some(id);
-                if !in_base && chain.next_key() == id {
-                    out.push(chain.take_entered(at_base), Terms::FIRST);
-                    continue;
-                }
-                if in_base {
-                    let old = &base_states[at_base];
-                    if let Some(item) = chain.at_base(id, old, at_base) {
-                        out.push(item, Terms::FIRST);
-                        leaves += usize::from(item.act == Act::Leave);
-                        self.base_ranks[at_base] = rank as u32;
-                        at_base += 1;
-                        continue;
-                    }
-                }
                 let known = in_base.then(|| &base_states[at_base]);
                 let is_me = id == me;
                 if !is_me && d2 > radius2 && known.is_none() {
@@ -442,20 +359,27 @@ impl Plan {
                     let Some(act) = Act::between(old, state) else {
                         continue;
                     };
-                    Item::of(act, at_base - 1, place)
+                    Item {
+                        act,
+                        base: at_base as u32 - 1,
+                        now: place,
+                    }
                 } else {
                     // Where it would go in the baseline.
-                    Item::of(Act::Enter, at_base, place)
+                    Item {
+                        act: Act::Enter,
+                        base: at_base as u32,
+                        now: place,
+                    }
                 };
                 out.push(item, Terms::of(is_me, d2, known, state));
             }
         }
-        for (b, old) in base_states.iter().enumerate().skip(at_base) {
-            entered(&mut out, &mut chain, key(old.id), b);
-            leaves += gone(&mut out, &mut chain, b);
+        for b in at_base..base_states.len() {
+            leave(&mut out, b);
             self.base_ranks[b] = u32::MAX;
+            leaves += 1;
         }
-        entered(&mut out, &mut chain, u64::MAX, base_states.len());
         let count = out.len;
         self.rank_items(count);
         (count, leaves)
@@ -464,7 +388,12 @@ impl Plan {
     /// Makes room for `most` items.
     fn reserve(&mut self, most: usize) {
         if self.items.len() < most {
-            self.items.resize(most, Item::leave(0));
+            let none = Item {
+                act: Act::Leave,
+                base: 0,
+                now: 0,
+            };
+            self.items.resize(most, none);
             self.terms.resize(most, Terms::default());
             self.order.resize(most, 0);
         }
@@ -488,11 +417,10 @@ impl Plan {
         datagram: &mut Vec<u8>,
     ) -> Result<(), BuildError> {
         let (frame, base) = (inputs.frame, inputs.base);
-        let newest = inputs.newest.unwrap_or(&NO_VIEW);
         let merged = self.merge(inputs);
         let out = (view, datagram);
         self.build(
-            (frame, base, newest),
+            (frame, base),
             merged,
             Ranks::Merged,
             header,
@@ -510,7 +438,7 @@ impl Plan {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn build(
         &mut self,
-        (frame, base, newest): (&Frame, &Known, &Known),
+        (frame, base): (&Frame, &Known),
         (count, leaves): (usize, usize),
         ranks: Ranks,
         header: (u64, Option<u64>, u32),
@@ -564,10 +492,6 @@ impl Plan {
         }
         let (head, tail) = order.split_at_mut(fit);
         head.sort_unstable();
-        // Leaves rank first, with repeats and the viewer's own character, in id order: all
-        // of them are in the head unless the head ends among them.
-        let first = rank_key(f32::NEG_INFINITY, 0) >> 32;
-        let leaves_in_head = head.last().is_none_or(|&k| k >> 32 != first);
         for pass in [Pass::Head, Pass::Tail] {
             let room = budget_bytes - used;
             if room < MIN_LEAVE_BYTES {
@@ -575,14 +499,15 @@ impl Plan {
             }
             let keys: &[u64] = match pass {
                 Pass::Head => head,
-                // Everything in the tail costs at least `MIN_OTHER_BYTES` when the leaves are
-                // all in the head.
-                Pass::Tail if room < MIN_OTHER_BYTES && leaves_in_head => break,
+                // Everything in the tail costs at least `MIN_OTHER_BYTES` (the leaves rank
+                // first: they are all in the head).
+                Pass::Tail if room < MIN_OTHER_BYTES => break,
                 Pass::Tail => {
                     later.clear();
-                    later.extend(tail.iter().filter(|&&k| {
-                        item_cost(items[k as u32 as usize], frame, (base, newest)) <= room
-                    }));
+                    later
+                        .extend(tail.iter().filter(|&&k| {
+                            item_cost(items[k as u32 as usize], frame, base) <= room
+                        }));
                     later.sort_unstable();
                     later
                 }
@@ -593,7 +518,7 @@ impl Plan {
                 }
                 let at = k as u32 as usize;
                 let item = items[at];
-                let cost = item_cost(item, frame, (base, newest));
+                let cost = item_cost(item, frame, base);
                 if used + cost > budget_bytes {
                     continue;
                 }
@@ -615,13 +540,8 @@ impl Plan {
                 let item = items[w * 64 + bits.trailing_zeros() as usize];
                 bits &= bits - 1;
                 let at = item.base as usize;
-                // A leave has no state now: read it only for the other acts. A repeated
-                // entity's rank in this frame is looked up by its id.
-                let now = || now_of(item, frame, newest).0;
-                let rank_now = || match item.repeat {
-                    false => frame.rank_at(item.now),
-                    true => frame.rank_of(now().id).unwrap_or(u32::MAX),
-                };
+                // A leave has no body in the frame: read it only for the other acts.
+                let now = || &frame.bodies[item.now as usize];
                 let old = || &base.states[at];
                 if item.act != Act::Change {
                     view.extend_from(base, ranks, copied..at);
@@ -631,10 +551,10 @@ impl Plan {
                     match item.act {
                         Act::Change => {}
                         Act::Leave => flip(bits, ranks[at], false),
-                        Act::Enter => flip(bits, rank_now(), true),
+                        Act::Enter => flip(bits, frame.rank_at(item.now), true),
                         Act::Replace => {
                             flip(bits, ranks[at], false);
-                            flip(bits, rank_now(), true);
+                            flip(bits, frame.rank_at(item.now), true);
                         }
                     }
                 }
@@ -644,22 +564,21 @@ impl Plan {
                         copied += 1;
                     }
                     Act::Enter => {
-                        let now = *now();
-                        snapshot.entered.push(now);
-                        view.push(now, rank_now());
+                        let now = now();
+                        snapshot.entered.push(now.state);
+                        view.push(now.state, frame.rank_at(item.now));
                     }
                     Act::Change => {
-                        let now = *now();
-                        snapshot.changed.push(Change::between(old(), &now));
+                        snapshot.changed.push(Change::between(old(), &now().state));
                         // Where the baseline's entity lands once the run through it is
                         // copied.
-                        patches.push(((view.states.len() + at - copied) as u32, now));
+                        patches.push(((view.states.len() + at - copied) as u32, item.now));
                     }
                     Act::Replace => {
-                        let now = *now();
+                        let now = now();
                         snapshot.left.push(old().id);
-                        snapshot.entered.push(now);
-                        view.push(now, rank_now());
+                        snapshot.entered.push(now.state);
+                        view.push(now.state, frame.rank_at(item.now));
                         copied += 1;
                     }
                 }
@@ -667,7 +586,7 @@ impl Plan {
         }
         view.extend_from(base, ranks, copied..base.states.len());
         for &(at, now) in patches.iter() {
-            view.states[at as usize] = now;
+            view.states[at as usize] = frame.bodies[now as usize].state;
         }
         // The budget is at most the datagram limit; should encoding ever refuse, the
         // snapshot is dropped like one over budget.

@@ -15,10 +15,7 @@
 //! cannot hold every change. The client applies the snapshot to that baseline, so both
 //! "in view" and "outdated" are judged against it: what a snapshot leaves out, the client
 //! holds as the baseline had it, whatever newer snapshots it has not acknowledged carried.
-//! So a snapshot first repeats what the newest view sent holds differently from the
-//! baseline, as that view holds it (entities it added, changed or dropped): each view then
-//! extends the one sent before it, and a client whose acknowledgements lag sees one
-//! sequence of views, not two or three interleaved ones shown in turn. Each view keeps each entity's rank in the frame's id order, so that while the world's
+//! Each view keeps each entity's rank in the frame's id order, so that while the world's
 //! ids stay the same, a snapshot looks its baseline's members up by rank and scans the
 //! grid only for bodies that are not in view yet.
 //!
@@ -26,7 +23,7 @@
 //! snapshot spends its byte budget) makes of the same entities, encoded as
 //! [`protocol::codec::encode_datagram`] would: the same bytes. It is built in one pass over
 //! the baseline with the bodies near the viewer (looked up by rank, or else merged by id
-//! with the baseline) and the newest view sent, and written straight into the datagram; warm, a snapshot allocates
+//! with the baseline), and written straight into the datagram; warm, a snapshot allocates
 //! only its datagram.
 //!
 //! Its cost is measured by `cargo bench -p server --bench snapshots` (on the game server's
@@ -168,11 +165,6 @@ impl ClientView {
             Some((t, view)) => (Some(*t), view),
             None => (None, &self.empty),
         };
-        // The newest view sent, when the client has not acknowledged it: what it holds
-        // differently from the baseline is repeated, so that views form one chain.
-        let unacknowledged = newest
-            .filter(|(t, _)| Some(*t) != baseline_tick)
-            .map(|(_, view)| view);
         let mut view = std::mem::take(&mut self.spare);
         let header = (tick, baseline_tick, last_input_seq);
         // The baseline's members are looked up by rank while the frame's ranks still name
@@ -201,14 +193,13 @@ impl ClientView {
             radius: range.radius_m,
             outer2,
             base,
-            newest: unacknowledged,
         };
         let mut by_members = false;
         let built = match plan.merge_members(members) {
             Some(merged) => {
                 by_members = true;
                 plan.build(
-                    (frame, base, unacknowledged.unwrap_or(&delta::NO_VIEW)),
+                    (frame, base),
                     merged,
                     delta::Ranks::Baseline,
                     header,
@@ -235,7 +226,6 @@ impl ClientView {
                     me,
                     radius2: range.radius_m * range.radius_m,
                     base,
-                    newest: unacknowledged,
                 };
                 plan.merge_and_build(inputs, header, budget_bytes, &mut view, datagram)
             }
@@ -325,12 +315,11 @@ mod tests {
         assert_eq!(ids(client.latest().unwrap()), vec![0]);
     }
 
-    /// A snapshot first repeats what the newest view sent holds differently from the
-    /// baseline, as that view holds it: without an acknowledgement the baseline is the
-    /// empty view, and the entity the first snapshot showed is shown again where it was,
-    /// not dropped (it is in the hysteresis band) nor moved (that waits for the next one).
+    /// The hysteresis keeps what the client holds: the baseline it applies the snapshot to.
+    /// Without an acknowledgement that is the empty view, so an entity in the hysteresis's
+    /// band is out, whatever an unacknowledged snapshot showed.
     #[test]
-    fn views_extend_the_newest_one_sent() {
+    fn hysteresis_goes_by_the_baseline() {
         let mut scratch = Scratch::default();
         let me = npc(0, 50.0, 50.0);
         let mut client = ClientView::new();
@@ -343,9 +332,7 @@ mod tests {
         client
             .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (2, 0), 1100)
             .unwrap();
-        let view = client.latest().unwrap();
-        assert_eq!(ids(view), vec![0, 1]);
-        assert_eq!(view[1].pos, QPos::from_metres(59.0, 50.0));
+        assert_eq!(ids(client.latest().unwrap()), vec![0]);
     }
 
     #[test]

@@ -93,28 +93,9 @@ impl Reference {
             None => (None, &empty),
         };
         // The client applies the snapshot to its baseline: an entity left out keeps the
-        // baseline's state (or stays out of view), whatever newer snapshots carried. So
-        // what the newest view sent holds differently from the baseline comes first, as it
-        // holds it (or leaves, when it no longer holds it): the new view extends it.
-        let newest = self
-            .history
-            .back()
-            .filter(|(t, _)| Some(*t) != baseline_tick)
-            .map(|(_, view)| view);
-        let differs = |id: NetId| newest.is_some_and(|newest| newest.get(id) != baseline.get(id));
-        let mut candidates: Vec<Candidate> = newest
-            .iter()
-            .flat_map(|newest| newest.entities())
-            .filter(|state| differs(state.id))
-            .map(|state| Candidate {
-                state: *state,
-                priority: f32::NEG_INFINITY,
-            })
-            .collect();
+        // baseline's state (or stays out of view), whatever newer snapshots carried.
+        let mut candidates = Vec::new();
         for (state, (x, y)) in bodies {
-            if differs(state.id) {
-                continue;
-            }
             let d2 = (x - at.0).powi(2) + (y - at.1).powi(2);
             if d2 > outer2 {
                 continue;
@@ -129,7 +110,6 @@ impl Reference {
                 priority: priority(is_me, d2, known, state),
             });
         }
-        candidates.sort_by_key(|candidate| candidate.state.id);
         let header = SnapshotHeader {
             tick,
             baseline_tick,

@@ -235,9 +235,8 @@
 //! ranks ahead of every other entity that enters or changes, so its position comes from
 //! snapshots like anyone else's. When a datagram cannot hold every change, the nearest
 //! and most out-of-date entities go first; one left out keeps its state in the baseline
-//! the snapshot applies to and is sent in a later snapshot. What snapshots you have not
-//! acknowledged yet carried, each snapshot carries again first (as they carried it), so
-//! that the views you apply, in order, never move an entity back.
+//! the snapshot applies to (even when a newer snapshot you have not acknowledged yet
+//! carried it) and is sent in a later snapshot.
 //!
 //! ## World, units and axes
 //!

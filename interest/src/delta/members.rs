@@ -11,7 +11,7 @@
 
 use protocol::NetId;
 
-use super::{Act, Chain, Item, Known, Out, Plan, Terms, key};
+use super::{Act, Item, Known, Out, Plan, Terms, key};
 use crate::frame::Frame;
 
 /// A viewer, its baseline, and the frame it looks at.
@@ -27,8 +27,6 @@ pub(crate) struct Members<'a> {
     pub outer2: f32,
     /// The baseline, with its members' ranks.
     pub base: &'a Known,
-    /// The newest view sent, when it is not the baseline.
-    pub newest: Option<&'a Known>,
 }
 
 impl Plan {
@@ -43,7 +41,6 @@ impl Plan {
             radius,
             outer2,
             base,
-            newest,
         } = members;
         if base.ranks.len() != base.states.len() {
             return None;
@@ -68,7 +65,7 @@ impl Plan {
             }
         }
         enters.sort_unstable_by_key(|&(rank, _, _)| rank);
-        let most = base.states.len() + enters.len() + newest.map_or(0, |n| n.states.len());
+        let most = base.states.len() + enters.len();
         self.reserve(most);
         let enters = &self.enters;
         let mut out = Out {
@@ -79,49 +76,34 @@ impl Plan {
         let me = key(me);
         let enter = |out: &mut Out<'_>, &(rank, place, d2): &(u32, u32, f32), at_base: usize| {
             let state = &bodies[rank as usize].state;
-            let item = Item::of(Act::Enter, at_base, place);
+            let item = Item {
+                act: Act::Enter,
+                base: at_base as u32,
+                now: place,
+            };
             out.push(item, Terms::of(key(state.id) == me, d2, None, state));
         };
-        let mut chain = Chain::new(newest);
-        // The bodies about to enter and the newest view's entities the baseline does not
-        // hold, in id order, before the baseline's entity with id `below` (at `b`); a body
-        // that is both enters as the newest view has it.
-        let mut next = 0;
-        let mut entering = |out: &mut Out<'_>, chain: &mut Chain<'_>, below: u64, b: usize| loop {
-            let fresh = enters
-                .get(next)
-                .map_or(u64::MAX, |e| key(bodies[e.0 as usize].state.id));
-            let repeated = chain.next_key();
-            if fresh.min(repeated) >= below {
-                break;
-            }
-            if repeated <= fresh {
-                out.push(chain.take_entered(b), Terms::FIRST);
-                next += usize::from(repeated == fresh);
-            } else {
-                enter(out, &enters[next], b);
+        let (mut next, mut leaves) = (0, 0);
+        for (b, (old, &rank)) in base.states.iter().zip(&base.ranks).enumerate() {
+            while let Some(new) = enters.get(next).filter(|new| new.0 < rank) {
+                enter(&mut out, new, b);
                 next += 1;
             }
-        };
-        let mut leaves = 0;
-        for (b, (old, &rank)) in base.states.iter().zip(&base.ranks).enumerate() {
-            let id = key(old.id);
-            entering(&mut out, &mut chain, id, b);
             let body = bodies.get(rank as usize)?;
             if body.state.id != old.id {
                 return None;
-            }
-            if let Some(item) = chain.at_base(id, old, b) {
-                out.push(item, Terms::FIRST);
-                leaves += usize::from(item.act == Act::Leave);
-                continue;
             }
             let d2 = distance2(body.pos);
             // Beyond the outer reach, or nowhere (a position that is not a number), as the
             // id merge's marks tell it.
             let within = d2 <= outer2;
             if !within {
-                out.push(Item::leave(b), Terms::FIRST);
+                let item = Item {
+                    act: Act::Leave,
+                    base: b as u32,
+                    now: u32::MAX,
+                };
+                out.push(item, Terms::FIRST);
                 leaves += 1;
                 continue;
             }
@@ -129,10 +111,16 @@ impl Plan {
             let Some(act) = Act::between(old, state) else {
                 continue;
             };
-            let item = Item::of(act, b, body.place);
+            let item = Item {
+                act,
+                base: b as u32,
+                now: body.place,
+            };
             out.push(item, Terms::of(key(state.id) == me, d2, Some(old), state));
         }
-        entering(&mut out, &mut chain, u64::MAX, base.states.len());
+        for new in &enters[next..] {
+            enter(&mut out, new, base.states.len());
+        }
         let count = out.len;
         self.rank_items(count);
         Some((count, leaves))
