@@ -17,7 +17,7 @@
 
 use std::ops::Range;
 
-use protocol::codec::{encode_snapshot_datagram, net_id_len};
+use protocol::codec::{encode_snapshot_datagram, net_id_len, snapshot_header_len};
 use protocol::view::rank_key;
 use protocol::{BuildError, Change, EntityState, NetId, Snapshot};
 
@@ -43,10 +43,16 @@ enum Act {
 impl Act {
     /// What a snapshot would do with an entity the baseline holds as `old`, now `now`
     /// (`None`: nothing, it is unchanged).
+    #[inline(always)]
     fn between(old: &EntityState, now: &EntityState) -> Option<Act> {
-        if old.kind != now.kind || old.radius_cm != now.radius_cm {
+        // Each field compared without short-circuits: one branch per entity, not five.
+        let same_shape = (old.kind == now.kind) & (old.radius_cm == now.radius_cm);
+        let still = (old.pos.x_cm == now.pos.x_cm)
+            & (old.pos.y_cm == now.pos.y_cm)
+            & (old.motion == now.motion);
+        if !same_shape {
             Some(Act::Replace)
-        } else if old.pos == now.pos && old.motion == now.motion {
+        } else if still {
             None
         } else {
             Some(Act::Change)
@@ -167,6 +173,12 @@ pub(crate) fn key(id: NetId) -> u64 {
     (u64::from(id.index) << 32) | u64::from(id.generation)
 }
 
+/// Whether two ids are the same, in one comparison.
+#[inline(always)]
+pub(crate) fn same_id(a: NetId, b: NetId) -> bool {
+    (a.index ^ b.index) | (a.generation ^ b.generation) == 0
+}
+
 /// What an item's rank is worked out from: the position error's terms before scaling to
 /// metres, the motion's term, and the squared distance from the viewer.
 #[derive(Clone, Copy, Debug, Default)]
@@ -236,6 +248,7 @@ impl Terms {
 
 /// Bytes of a position delta on the wire (zigzag, then bincode's varint: one byte up to
 /// 250, three up to 65,535, else five), as `protocol::codec::change_len` counts them.
+#[inline(always)]
 fn delta_len(value: i32) -> usize {
     let zigzag = ((value << 1) ^ (value >> 31)) as u32;
     1 + 2 * usize::from(zigzag > 250) + 2 * usize::from(zigzag > 0xffff)
@@ -243,6 +256,7 @@ fn delta_len(value: i32) -> usize {
 
 /// The wire cost of an item: what [`protocol::codec::change_len`] and
 /// [`protocol::codec::entity_len`] count for what it sends.
+#[inline(always)]
 fn item_cost(item: Item, frame: &Frame, base: &Known) -> usize {
     let now = || &frame.bodies[item.now as usize];
     let old = || &base.states[item.base as usize];
@@ -469,10 +483,7 @@ impl Plan {
         snapshot.entered.clear();
         snapshot.changed.clear();
         snapshot.left.clear();
-        // The datagram first holds the empty snapshot, to learn its size. An empty snapshot
-        // always encodes (a few bytes, far below the datagram limit).
-        let _ = encode_snapshot_datagram(snapshot, datagram);
-        let mut used = datagram.len() + LENGTH_SLACK;
+        let mut used = snapshot_header_len(snapshot) + LENGTH_SLACK;
         if used > budget_bytes {
             return Err(BuildError::BudgetTooSmall {
                 budget: budget_bytes,

@@ -11,7 +11,7 @@
 
 use protocol::NetId;
 
-use super::{Act, Item, Known, Out, Plan, Terms, key};
+use super::{Act, Item, Known, Out, Plan, Terms, key, same_id};
 use crate::frame::Frame;
 
 /// A viewer, its baseline, and the frame it looks at.
@@ -90,7 +90,7 @@ impl Plan {
                 next += 1;
             }
             let body = bodies.get(rank as usize)?;
-            if body.state.id != old.id {
+            if !same_id(body.state.id, old.id) {
                 return None;
             }
             let d2 = distance2(body.pos);

@@ -121,7 +121,7 @@ mod sealed {
 
 mod snapshot;
 
-pub use snapshot::{decode_snapshot_datagram, encode_snapshot_datagram};
+pub use snapshot::{decode_snapshot_datagram, encode_snapshot_datagram, snapshot_header_len};
 
 fn version_byte() -> u8 {
     // Versions are small; the byte is the version modulo 256.
@@ -293,7 +293,7 @@ pub fn encoded_len<T: Serialize>(value: &T) -> usize {
 }
 
 /// Bytes of an unsigned integer in bincode's variable-length encoding.
-fn varint_len(value: u64) -> usize {
+pub(crate) fn varint_len(value: u64) -> usize {
     // Without branches: snapshot budgeting calls this for every entity near a viewer.
     1 + 2 * usize::from(value > 250)
         + 2 * usize::from(value > 0xffff)

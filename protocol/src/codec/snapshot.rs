@@ -17,84 +17,128 @@ pub fn encode_snapshot_datagram(
     snapshot: &crate::messages::Snapshot,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
-    out.clear();
-    // Room for the largest datagram at once, so that no write below reallocates.
-    out.reserve(MAX_DATAGRAM_BYTES);
-    out.push(version_byte());
+    // The most bytes the snapshot can take, and room for the widest single write past it:
+    // the writer stores eight bytes at a time and moves on by as many as the value takes.
+    let most = snapshot_header_len(snapshot)
+        + 3 * LIST_LENGTH_GROWTH
+        + snapshot.entered.len() * MAX_ENTITY_BYTES
+        + snapshot.changed.len() * MAX_CHANGE_BYTES
+        + snapshot.left.len() * MAX_NET_ID_BYTES;
+    // Only what the buffer did not hold yet is filled; it is cut to size below.
+    out.resize(most + WRITE_SLACK, 0);
+    let mut writer = Writer { out, at: 0 };
+    writer.put(u64::from(version_byte()), 1);
     // `ServerDatagram::Snapshot` is variant 0.
-    out.push(0);
-    put_varint(out, snapshot.tick);
+    writer.put(0, 1);
+    writer.varint(snapshot.tick);
     match snapshot.baseline_tick {
-        None => out.push(0),
+        None => writer.put(0, 1),
         Some(tick) => {
-            out.push(1);
-            put_varint(out, tick);
+            writer.put(1, 1);
+            writer.varint(tick);
         }
     }
-    put_varint(out, u64::from(snapshot.last_input_seq));
-    put_varint(out, snapshot.entered.len() as u64);
+    writer.varint(u64::from(snapshot.last_input_seq));
+    writer.varint(snapshot.entered.len() as u64);
     for entity in &snapshot.entered {
-        put_net_id(out, &entity.id);
-        out.push(entity.kind as u8);
-        put_varint(out, u64::from(entity.radius_cm));
-        put_zigzag(out, entity.pos.x_cm);
-        put_zigzag(out, entity.pos.y_cm);
-        out.push(entity.motion as u8);
+        writer.net_id(&entity.id);
+        writer.put(entity.kind as u64, 1);
+        writer.varint(u64::from(entity.radius_cm));
+        writer.zigzag(entity.pos.x_cm);
+        writer.zigzag(entity.pos.y_cm);
+        writer.put(entity.motion as u64, 1);
     }
-    put_varint(out, snapshot.changed.len() as u64);
+    writer.varint(snapshot.changed.len() as u64);
     for change in &snapshot.changed {
-        put_net_id(out, &change.id);
-        put_zigzag(out, change.dx_cm);
-        put_zigzag(out, change.dy_cm);
+        writer.net_id(&change.id);
+        writer.zigzag(change.dx_cm);
+        writer.zigzag(change.dy_cm);
         match change.motion {
-            None => out.push(0),
-            Some(motion) => out.extend_from_slice(&[1, motion as u8]),
+            None => writer.put(0, 1),
+            Some(motion) => writer.put(1 | (motion as u64) << 8, 2),
         }
     }
-    put_varint(out, snapshot.left.len() as u64);
+    writer.varint(snapshot.left.len() as u64);
     for id in &snapshot.left {
-        put_net_id(out, id);
+        writer.net_id(id);
     }
-    if out.len() > MAX_DATAGRAM_BYTES {
+    let size = writer.at;
+    out.truncate(size);
+    if size > MAX_DATAGRAM_BYTES {
         return Err(EncodeError::TooLarge {
-            size: out.len(),
+            size,
             limit: MAX_DATAGRAM_BYTES,
         });
     }
     Ok(())
 }
 
-/// bincode's variable-length unsigned integer: one byte below 251, else a marker byte (251,
-/// 252, 253 for 2, 4, 8 bytes) and the value little endian in the fewest of those widths.
-#[inline]
-fn put_varint(out: &mut Vec<u8>, value: u64) {
-    match value {
-        0..=250 => out.push(value as u8),
-        251..=0xffff => {
-            out.push(251);
-            out.extend_from_slice(&(value as u16).to_le_bytes());
-        }
-        0x1_0000..=0xffff_ffff => {
-            out.push(252);
-            out.extend_from_slice(&(value as u32).to_le_bytes());
-        }
-        _ => {
-            out.push(253);
-            out.extend_from_slice(&value.to_le_bytes());
+/// Bytes of the datagram of `snapshot` with its three lists empty (the header and three
+/// one-byte lengths), worked out without encoding.
+pub fn snapshot_header_len(snapshot: &Snapshot) -> usize {
+    let baseline = snapshot.baseline_tick.map_or(0, super::varint_len);
+    // Version, variant, tick, the baseline's option tag and value, the input sequence,
+    // three list lengths.
+    2 + super::varint_len(snapshot.tick)
+        + 1
+        + baseline
+        + super::varint_len(u64::from(snapshot.last_input_seq))
+        + 3
+}
+
+/// The most bytes one entered entity, change or id takes (each varint of a `u32` at most
+/// five bytes, a `u16` three).
+const MAX_NET_ID_BYTES: usize = 5 + 5;
+const MAX_ENTITY_BYTES: usize = MAX_NET_ID_BYTES + 1 + 3 + 5 + 5 + 1;
+const MAX_CHANGE_BYTES: usize = MAX_NET_ID_BYTES + 5 + 5 + 2;
+/// What a list's length may take beyond the one byte [`snapshot_header_len`] counts (a
+/// length is at most a `u64`'s nine bytes).
+const LIST_LENGTH_GROWTH: usize = 8;
+/// Bytes the buffer holds past the most the encoding takes: a write stores eight bytes.
+const WRITE_SLACK: usize = 8;
+
+/// Writes bincode's encodings into a buffer sized for them beforehand, eight bytes at a
+/// time (little endian: the value's bytes first), moving on by the bytes the value takes.
+struct Writer<'a> {
+    out: &'a mut [u8],
+    at: usize,
+}
+
+impl Writer<'_> {
+    /// Writes the low `len` bytes of `bytes` (`len` at most 8).
+    #[inline(always)]
+    fn put(&mut self, bytes: u64, len: usize) {
+        self.out[self.at..self.at + 8].copy_from_slice(&bytes.to_le_bytes());
+        self.at += len;
+    }
+
+    /// bincode's variable-length unsigned integer: one byte below 251, else a marker byte
+    /// (251, 252, 253 for 2, 4, 8 bytes) and the value little endian in the fewest of
+    /// those widths.
+    #[inline(always)]
+    fn varint(&mut self, value: u64) {
+        match value {
+            0..=250 => self.put(value, 1),
+            251..=0xffff => self.put(251 | value << 8, 3),
+            0x1_0000..=0xffff_ffff => self.put(252 | value << 8, 5),
+            _ => {
+                self.put(253, 1);
+                self.put(value, 8);
+            }
         }
     }
-}
 
-/// A signed integer, zigzagged (0, -1, 1, -2, ... as 0, 1, 2, 3, ...), as a varint.
-#[inline]
-fn put_zigzag(out: &mut Vec<u8>, value: i32) {
-    put_varint(out, u64::from(((value << 1) ^ (value >> 31)) as u32));
-}
+    /// A signed integer, zigzagged (0, -1, 1, -2, ... as 0, 1, 2, 3, ...), as a varint.
+    #[inline(always)]
+    fn zigzag(&mut self, value: i32) {
+        self.varint(u64::from(((value << 1) ^ (value >> 31)) as u32));
+    }
 
-#[inline]
-fn put_net_id(out: &mut Vec<u8>, id: &NetId) {
-    put_varint(out, u64::from(id.index));
-    put_varint(out, u64::from(id.generation));
+    #[inline(always)]
+    fn net_id(&mut self, id: &NetId) {
+        self.varint(u64::from(id.index));
+        self.varint(u64::from(id.generation));
+    }
 }
 
 /// Decodes a snapshot datagram into `snapshot`, reusing the memory of its lists: the

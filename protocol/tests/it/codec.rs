@@ -9,7 +9,7 @@ use proptest::test_runner::TestCaseError;
 use protocol::codec::{
     DatagramMessage, FRAME_HEADER_BYTES, FrameMessage, FrameReader, decode_datagram,
     decode_frame_payload, encode_datagram, encode_frame, encode_snapshot_datagram, encoded_len,
-    frame_payload_len,
+    frame_payload_len, snapshot_header_len,
 };
 use protocol::{
     ClientDatagram, ClientMessage, Command, DecodeError, DisconnectReason, EncodeError, EntityKind,
@@ -265,6 +265,19 @@ proptest! {
         let reference =
             encode_datagram(&ServerDatagram::Snapshot(snapshot)).map_err(|err| err.to_string());
         prop_assert_eq!(hand, reference);
+    }
+
+    /// The header's size, worked out without encoding, is what the snapshot takes with
+    /// its lists empty.
+    #[test]
+    fn the_snapshot_header_len_is_what_an_empty_snapshot_takes(mut snapshot in snapshot()) {
+        snapshot.entered.clear();
+        snapshot.changed.clear();
+        snapshot.left.clear();
+        let len = snapshot_header_len(&snapshot);
+        let encoded = encode_datagram(&ServerDatagram::Snapshot(snapshot))
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        prop_assert_eq!(len, encoded.len());
     }
 
     /// A stream of frames cut anywhere, even inside headers, yields the same messages.
@@ -603,7 +616,19 @@ fn encoders_refuse_oversized_messages() {
     assert_eq!(bytes.len(), MAX_DATAGRAM_BYTES);
     assert_eq!(decode_datagram::<ServerDatagram>(&bytes), Ok(exact.clone()));
     let ServerDatagram::Snapshot(mut over) = exact;
+    // The hand-written encoder agrees, lists longer than a one-byte length included,
+    // into a buffer that held a larger datagram before.
+    let mut hand = vec![0xAA; 4 * MAX_DATAGRAM_BYTES];
+    assert!(encode_snapshot_datagram(&over, &mut hand).is_ok());
+    assert_eq!(hand, bytes);
     over.baseline_tick = Some(0);
+    assert!(matches!(
+        encode_snapshot_datagram(&over, &mut hand),
+        Err(EncodeError::TooLarge {
+            size: 1_201,
+            limit: MAX_DATAGRAM_BYTES
+        })
+    ));
     assert!(matches!(
         encode_datagram(&ServerDatagram::Snapshot(over)),
         Err(EncodeError::TooLarge {
