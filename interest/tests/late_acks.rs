@@ -7,21 +7,9 @@
 use interest::{ClientView, Frame, Scratch, ViewRange};
 use protocol::{EntityKind, EntityState, Motion, NetId, QPos};
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
+mod common;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
+use common::Rng;
 
 const SIDE_M: f32 = 120.0;
 const STEP_M: f32 = 0.075;

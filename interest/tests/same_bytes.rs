@@ -15,25 +15,9 @@ use protocol::{
     SnapshotHeader, View, build_snapshot,
 };
 
-/// A small deterministic generator (xorshift64*), so that a failure repeats.
-struct Rng(u64);
+mod common;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
+use common::Rng;
 
 /// The priority the engine documents: the client's own character first, then
 /// error² / (distance² + 1 m²), a new entity counting as 10 m wrong and a changed motion
