@@ -7,7 +7,7 @@ use std::time::Duration;
 use protocol::codec::{FrameReader, decode_datagram, encode_datagram, encode_frame};
 use protocol::{
     ClientDatagram, ClientMessage, Command, DisconnectReason, Input, PROTOCOL_VERSION, Received,
-    ServerDatagram, ServerMessage, Snapshot, View, ViewHistory, Welcome,
+    ServerDatagram, ServerMessage, Shown, Snapshot, View, ViewHistory, Welcome,
 };
 use quinn::{Connection, ConnectionError, SendStream};
 use thiserror::Error;
@@ -135,6 +135,8 @@ pub struct Client {
     control: mpsc::Receiver<Result<ServerMessage, ClientError>>,
     welcome: Welcome,
     history: ViewHistory,
+    /// What to draw: of each entity, what the snapshots carried last.
+    shown: Shown,
     seq: u32,
     /// Snapshots dropped because their baseline was no longer held.
     pub missing_baselines: u64,
@@ -187,6 +189,7 @@ impl Client {
             control,
             welcome,
             history: ViewHistory::new(),
+            shown: Shown::new(),
             seq: 0,
             missing_baselines: 0,
             stale: 0,
@@ -203,9 +206,16 @@ impl Client {
         &self.conn
     }
 
-    /// The newest view and its tick.
+    /// The newest view and its tick: what the next snapshots are deltas against.
     pub fn view(&self) -> Option<(u64, &View)> {
         self.history.newest()
+    }
+
+    /// What to draw: of each entity, what the received snapshots carried last. Unlike the
+    /// newest view, it never steps an entity back to an older state when acknowledgements
+    /// take longer than a tick to reach the server (see [`Shown`]).
+    pub fn shown(&self) -> &Shown {
+        &self.shown
     }
 
     /// Sends a command (acknowledging the newest snapshot); returns its sequence number.
@@ -252,7 +262,11 @@ impl Client {
                 ClientError::Protocol(format!("snapshot {}: {err}", snapshot.tick))
             })?;
             match received {
-                Received::Applied => {}
+                Received::Applied => {
+                    if let Some((_, view)) = self.history.newest() {
+                        self.shown.update(&snapshot, view);
+                    }
+                }
                 Received::Stale => {
                     self.stale += 1;
                     continue;

@@ -238,6 +238,17 @@
 //! the snapshot applies to (even when a newer snapshot you have not acknowledged yet
 //! carried it) and is sent in a later snapshot.
 //!
+//! **Draw the newest news, not the newest view.** While your acknowledgements take longer
+//! than a tick to reach the server, snapshots apply to baselines a tick or more behind the
+//! newest view, so consecutive views alternate between older and newer states of the
+//! entities left out, and drawn as they are, those step back and forth. Keep the views
+//! for the deltas, and draw of each entity the state carried last: for each view, note
+//! the tick of the snapshot that carried each entity's state (for an entity the snapshot
+//! left out, its baseline view's note), and draw the state with the newest note, or
+//! nothing once a snapshot newer than that said it left; keep an entity the newest view
+//! does not hold while its note is newer than that view's baseline. [`Shown`] does
+//! exactly this; with prompt acknowledgements it is the view.
+//!
 //! ## World, units and axes
 //!
 //! The world is a plane: `x` and `y` in metres in the map's own coordinates, no height and
@@ -334,8 +345,8 @@ pub use messages::{
     Welcome,
 };
 pub use view::{
-    ApplyError, ApplyScratch, BuildError, Candidate, Received, SnapshotBuilder, SnapshotHeader,
-    View, ViewHistory, build_snapshot,
+    ApplyError, ApplyScratch, BuildError, Candidate, Received, Shown, SnapshotBuilder,
+    SnapshotHeader, View, ViewHistory, build_snapshot,
 };
 
 /// The protocol version this crate speaks. Bumped on any change to a message. Datagrams

@@ -9,8 +9,10 @@ use thiserror::Error;
 use crate::messages::{Change, EntityState, NetId, Snapshot};
 
 mod build;
+mod shown;
 
 pub use build::{BuildError, Candidate, SnapshotBuilder, SnapshotHeader, build_snapshot, rank_key};
+pub use shown::Shown;
 
 /// The entities one client sees, sorted by id, each once.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
