@@ -17,7 +17,7 @@ const ACK_EVERY_MS = 100;
 const stats = { connected: false, tick: 0, entities: 0, me: null, error: null, spectating };
 window.mmoStats = stats;
 // Every body in view, in metres, for automation.
-window.mmoBodies = () => (state.newest ? [...state.newest[1].values()] : []).map((e) => ({
+window.mmoBodies = () => [...state.shown.values()].map((e) => ({
   id: wire.key(e.id), kind: e.kind, motion: e.motion, x: e.x / 100, y: e.y / 100,
 }));
 
@@ -29,6 +29,8 @@ const state = {
   welcome: null,
   views: new Map(), // tick -> Map(key -> entity)
   newest: null, // [tick, view]
+  shown: new Map(), // key -> entity: what is drawn (wire.shown)
+  gone: new Map(), // key -> tick it left, for wire.shown
   seq: 0,
   order: null, // {seq, x, y, sentAt}
   lastSent: 0,
@@ -169,6 +171,7 @@ function onSnapshot(snap) {
     if (tick < snap.tick - HISTORY) state.views.delete(tick);
   }
   state.newest = [snap.tick, view];
+  [state.shown, state.gone] = wire.shown(state.shown, state.gone, view, snap);
   if (state.order && snap.lastInputSeq >= state.order.seq) state.order = null;
   stats.tick = snap.tick;
   stats.entities = view.size;
@@ -303,19 +306,18 @@ function draw() {
     ctx.setLineDash([]);
   }
   const meKey = state.welcome && wire.key(state.welcome.entity);
-  if (state.newest) {
-    for (const [k, e] of state.newest[1]) {
-      const [sx, sy] = cam.toScreen(e.x / 100, e.y / 100);
-      const r = Math.max(2, (e.radiusCm / 100) * cam.ppm);
-      ctx.beginPath();
-      ctx.arc(sx, sy, r, 0, 2 * Math.PI);
-      ctx.fillStyle = e.kind === 'player' ? COLOURS.player : COLOURS[e.motion];
-      ctx.fill();
-      if (k === meKey || k === state.selected) {
-        ctx.lineWidth = 2;
-        ctx.strokeStyle = k === meKey ? '#ffffff' : '#00e5ff';
-        ctx.stroke();
-      }
+  // What the snapshots carried last of each entity, not the newest view (wire.shown).
+  for (const [k, e] of state.shown) {
+    const [sx, sy] = cam.toScreen(e.x / 100, e.y / 100);
+    const r = Math.max(2, (e.radiusCm / 100) * cam.ppm);
+    ctx.beginPath();
+    ctx.arc(sx, sy, r, 0, 2 * Math.PI);
+    ctx.fillStyle = e.kind === 'player' ? COLOURS.player : COLOURS[e.motion];
+    ctx.fill();
+    if (k === meKey || k === state.selected) {
+      ctx.lineWidth = 2;
+      ctx.strokeStyle = k === meKey ? '#ffffff' : '#00e5ff';
+      ctx.stroke();
     }
   }
   if (state.order) {

@@ -219,11 +219,41 @@ export const key = (id) => `${id.index}.${id.generation}`;
 export function apply(baseline, snap) {
   const view = new Map(baseline);
   for (const id of snap.left) view.delete(key(id));
+  // Each entity notes the tick of the snapshot that carried its state (`told`); those a
+  // snapshot leaves out keep their baseline's note.
   for (const c of snap.changed) {
     const e = view.get(key(c.id));
     if (!e) throw new DecodeError(`change for ${key(c.id)}, not in view`);
-    view.set(key(c.id), { ...e, x: e.x + c.dx, y: e.y + c.dy, motion: c.motion ?? e.motion });
+    view.set(key(c.id), {
+      ...e, x: e.x + c.dx, y: e.y + c.dy, motion: c.motion ?? e.motion, told: snap.tick,
+    });
   }
-  for (const e of snap.entered) view.set(key(e.id), e);
+  for (const e of snap.entered) view.set(key(e.id), { ...e, told: snap.tick });
   return view;
+}
+
+// What to draw after `snap` led to `view` (protocol's `Shown`): of each entity, the state
+// carried last (the newest `told`), whichever chain of baselines the view is on; an entity
+// the view does not hold stays while its note is newer than the view's baseline; one a
+// snapshot said left goes once that is the newest news of it. `shown` and `gone` (key ->
+// tick it left) are the previous drawing's; returns the new ones.
+export function shown(previous, gone, view, snap) {
+  const base = snap.baselineTick;
+  const newer = (tick) => base !== null && tick > base;
+  const carried = new Set([...snap.entered, ...snap.changed].map((e) => key(e.id)));
+  const nextGone = new Map([...gone].filter(([, tick]) => newer(tick)));
+  for (const id of snap.left) {
+    if (!carried.has(key(id))) nextGone.set(key(id), snap.tick);
+  }
+  const leftAfter = (k, told) => (nextGone.get(k) ?? -1) > told;
+  const next = new Map();
+  for (const [k, e] of view) {
+    const old = previous.get(k);
+    const best = old && old.told > e.told ? old : e;
+    if (!leftAfter(k, best.told)) next.set(k, best);
+  }
+  for (const [k, e] of previous) {
+    if (!view.has(k) && newer(e.told) && !leftAfter(k, e.told)) next.set(k, e);
+  }
+  return [next, nextGone];
 }
