@@ -146,3 +146,76 @@ async fn the_viewer_plays_over_webtransport_in_chromium() {
     .unwrap();
     server.shutdown().await.unwrap();
 }
+
+/// The viewer's drawing rule (`wire.shown`, as `protocol::Shown`) in Chromium, over the
+/// snapshots of `protocol::view::shown`'s unit test: against baselines two chains apart,
+/// the view steps entity 1 back to an older state and the drawing does not; leaves, and
+/// entities a chain has not carried yet, are drawn as that test says.
+const DRAWN_AS_SHOWN: &str = r#"
+return import('/viewer/wire.js').then((wire) => {
+  const id = (index) => ({ index, generation: 0 });
+  const ent = (index, x) => ({ id: id(index), kind: 'npc', radiusCm: 40, x, y: 0, motion: 'moving' });
+  const mv = (index, dx) => ({ id: id(index), dx, dy: 0, motion: null });
+  const views = new Map();
+  let shown = new Map(), gone = new Map();
+  const list = (m) => [...m.values()].map((e) => [e.id.index, e.x]).sort((a, b) => a[0] - b[0]);
+  const steps = [];
+  const receive = (tick, baselineTick, lists) => {
+    const snap = { tick, baselineTick, entered: [], changed: [], left: [], ...lists };
+    const base = baselineTick === null ? new Map() : views.get(baselineTick);
+    const view = wire.apply(base, snap);
+    views.set(tick, view);
+    [shown, gone] = wire.shown(shown, gone, view, snap);
+    steps.push({ tick, view: list(view), drawn: list(shown) });
+  };
+  receive(10, null, { entered: [ent(1, 0), ent(2, 0)] });
+  receive(11, 10, { changed: [mv(1, 100)] });
+  receive(12, 10, { changed: [mv(2, 200)] });
+  receive(13, 11, { left: [id(2)] });
+  receive(14, 12, {});
+  receive(15, 13, { entered: [ent(3, 500)] });
+  receive(16, 14, { left: [id(2)] });
+  receive(17, 16, {});
+  receive(18, 17, { changed: [mv(1, 150)] });
+  return steps;
+});
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_viewer_draws_the_newest_news_not_the_newest_view() {
+    let server = start(config(20)).await.unwrap();
+    let page = format!("http://{}/?spectate&name=rule", server.metrics_addr);
+    let steps = tokio::task::spawn_blocking(move || {
+        let browser = Browser::start(400, 300);
+        browser.goto(&page);
+        browser.eval(DRAWN_AS_SHOWN)
+    })
+    .await
+    .unwrap();
+    server.shutdown().await.unwrap();
+    let pairs = |v: &Value| -> Vec<(i64, i64)> {
+        v.as_array()
+            .unwrap_or_else(|| panic!("not a list: {v}"))
+            .iter()
+            .map(|p| (p[0].as_i64().unwrap(), p[1].as_i64().unwrap()))
+            .collect()
+    };
+    let got: Vec<(Vec<(i64, i64)>, Vec<(i64, i64)>)> = steps
+        .as_array()
+        .unwrap_or_else(|| panic!("the script failed: {steps}"))
+        .iter()
+        .map(|step| (pairs(&step["view"]), pairs(&step["drawn"])))
+        .collect();
+    let want = vec![
+        (vec![(1, 0), (2, 0)], vec![(1, 0), (2, 0)]),
+        (vec![(1, 100), (2, 0)], vec![(1, 100), (2, 0)]),
+        (vec![(1, 0), (2, 200)], vec![(1, 100), (2, 200)]),
+        (vec![(1, 100)], vec![(1, 100)]),
+        (vec![(1, 0), (2, 200)], vec![(1, 100)]),
+        (vec![(1, 100), (3, 500)], vec![(1, 100), (3, 500)]),
+        (vec![(1, 0)], vec![(1, 100), (3, 500)]),
+        (vec![(1, 0)], vec![(1, 100)]),
+        (vec![(1, 150)], vec![(1, 150)]),
+    ];
+    assert_eq!(got, want);
+}
