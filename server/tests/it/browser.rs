@@ -193,14 +193,16 @@ async fn the_viewer_draws_the_newest_news_not_the_newest_view() {
     .await
     .unwrap();
     server.shutdown().await.unwrap();
-    let pairs = |v: &Value| -> Vec<(i64, i64)> {
+    // Each step: the view's and the drawing's (id, x) pairs.
+    type Entities = Vec<(i64, i64)>;
+    let pairs = |v: &Value| -> Entities {
         v.as_array()
             .unwrap_or_else(|| panic!("not a list: {v}"))
             .iter()
             .map(|p| (p[0].as_i64().unwrap(), p[1].as_i64().unwrap()))
             .collect()
     };
-    let got: Vec<(Vec<(i64, i64)>, Vec<(i64, i64)>)> = steps
+    let got: Vec<(Entities, Entities)> = steps
         .as_array()
         .unwrap_or_else(|| panic!("the script failed: {steps}"))
         .iter()
