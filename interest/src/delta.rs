@@ -58,6 +58,24 @@ impl Act {
             Some(Act::Change)
         }
     }
+
+    /// Whether an entity known to keep its kind and radius changed: [`Act::between`]'s
+    /// `Some(Act::Change)`.
+    #[inline(always)]
+    fn moved(old: &EntityState, now: &EntityState) -> bool {
+        let still = (old.pos.x_cm == now.pos.x_cm)
+            & (old.pos.y_cm == now.pos.y_cm)
+            & (old.motion == now.motion);
+        !still
+    }
+}
+
+/// What a merge wrote: the number of items, and of leaves and replacements among them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Merged {
+    pub count: usize,
+    pub leaves: usize,
+    pub replaces: usize,
 }
 
 /// One entity the snapshot would send: its act, where it is in the baseline (for an entity
@@ -123,12 +141,17 @@ enum Pass {
 pub(crate) struct Known {
     pub states: Vec<EntityState>,
     pub ranks: Vec<u32>,
+    /// The roster ([`Frame::follow`]) in whose frames every entity's rank names a body with
+    /// its id, kind and radius, when there is one: a snapshot against this view from a
+    /// frame of that roster need not check who each member is.
+    pub roster: Option<u64>,
 }
 
 impl Known {
     fn clear(&mut self) {
         self.states.clear();
         self.ranks.clear();
+        self.roster = None;
     }
 
     /// Copies `other`'s entities in `range`, with their ranks from `ranks`.
@@ -180,12 +203,14 @@ pub(crate) fn same_id(a: NetId, b: NetId) -> bool {
 }
 
 /// What an item's rank is worked out from: the position error's terms before scaling to
-/// metres, the motion's term, and the squared distance from the viewer.
+/// metres, whether the motion changed (1 or 0: an integer, so that the merge writes it
+/// without a branch and the ranking's loop scales it), and the squared distance from the
+/// viewer.
 #[derive(Clone, Copy, Debug, Default)]
 struct Terms {
     dx_cm: f32,
     dy_cm: f32,
-    motion: f32,
+    motion_changed: u32,
     distance2_m2: f32,
 }
 
@@ -194,7 +219,7 @@ impl Terms {
     const FIRST: Terms = Terms {
         dx_cm: f32::INFINITY,
         dy_cm: 0.0,
-        motion: 0.0,
+        motion_changed: 0,
         distance2_m2: 0.0,
     };
 
@@ -216,13 +241,13 @@ impl Terms {
             None => Terms {
                 dx_cm: 1000.0,
                 dy_cm: 0.0,
-                motion: 0.0,
+                motion_changed: 0,
                 distance2_m2,
             },
             Some(old) => Terms {
                 dx_cm: now.pos.x_cm as f32 - old.pos.x_cm as f32,
                 dy_cm: now.pos.y_cm as f32 - old.pos.y_cm as f32,
-                motion: if now.motion == old.motion { 0.0 } else { 0.01 },
+                motion_changed: u32::from(now.motion != old.motion),
                 distance2_m2,
             },
         }
@@ -241,7 +266,8 @@ impl Terms {
     fn rank(self) -> f32 {
         let dx = self.dx_cm / 100.0;
         let dy = self.dy_cm / 100.0;
-        let error2_m2 = dx * dx + dy * dy + self.motion;
+        let motion = self.motion_changed as f32 * 0.01;
+        let error2_m2 = dx * dx + dy * dy + motion;
         -error2_m2 / (self.distance2_m2 + 1.0)
     }
 }
@@ -301,16 +327,22 @@ struct Out<'a> {
 impl Out<'_> {
     #[inline]
     fn push(&mut self, item: Item, terms: Terms) {
+        self.push_if(item, terms, true);
+    }
+
+    /// Writes the item in the next slot, and keeps it there if `keep` (else the next
+    /// push overwrites it; the slot is one the item could have been kept in).
+    #[inline(always)]
+    fn push_if(&mut self, item: Item, terms: Terms, keep: bool) {
         self.terms[self.len] = terms;
         self.items[self.len] = item;
-        self.len += 1;
+        self.len += usize::from(keep);
     }
 }
 
 impl Plan {
     /// Merges the marked bodies and the baseline by id into the items that would be sent.
-    /// Returns the number of items and of leaves among them.
-    fn merge(&mut self, inputs: Inputs<'_>) -> (usize, usize) {
+    fn merge(&mut self, inputs: Inputs<'_>) -> Merged {
         let Inputs {
             frame,
             marks,
@@ -330,7 +362,7 @@ impl Plan {
             terms: &mut self.terms,
             len: 0,
         };
-        let (mut at_base, mut leaves) = (0, 0);
+        let (mut at_base, mut leaves, mut replaces) = (0, 0, 0);
         let me = key(me);
         let base_states = &base.states[..];
         let leave = |out: &mut Out<'_>, b: usize| {
@@ -373,6 +405,7 @@ impl Plan {
                     let Some(act) = Act::between(old, state) else {
                         continue;
                     };
+                    replaces += usize::from(act == Act::Replace);
                     Item {
                         act,
                         base: at_base as u32 - 1,
@@ -396,7 +429,11 @@ impl Plan {
         }
         let count = out.len;
         self.rank_items(count);
-        (count, leaves)
+        Merged {
+            count,
+            leaves,
+            replaces,
+        }
     }
 
     /// Makes room for `most` items.
@@ -445,15 +482,14 @@ impl Plan {
     }
 
     /// Builds the client's snapshot datagram in `datagram` (cleared first; header: tick,
-    /// baseline tick, input sequence) within `budget_bytes` from the `merged` items (their
-    /// count, and of leaves among them), and the view it leads to in `view` (cleared
-    /// first). `members`, the baseline's members as bits over the frame's ranks, become the
-    /// new view's.
+    /// baseline tick, input sequence) within `budget_bytes` from the `merged` items, and
+    /// the view it leads to in `view` (cleared first). `members`, the baseline's members
+    /// as bits over the frame's ranks, become the new view's.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn build(
         &mut self,
         (frame, base): (&Frame, &Known),
-        (count, leaves): (usize, usize),
+        merged: Merged,
         ranks: Ranks,
         header: (u64, Option<u64>, u32),
         budget_bytes: usize,
@@ -472,6 +508,12 @@ impl Plan {
             base_ranks,
             enters: _,
         } = self;
+        let Merged {
+            count,
+            leaves,
+            replaces,
+        } = merged;
+        let by_members = matches!(ranks, Ranks::Baseline);
         let ranks: &[u32] = match ranks {
             Ranks::Baseline => &base.ranks,
             Ranks::Merged => base_ranks,
@@ -545,6 +587,7 @@ impl Plan {
         view.clear();
         patches.clear();
         let mut copied = 0;
+        let (mut sent_leaves, mut sent_replaces) = (0, 0);
         for (w, &word) in sent.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
@@ -569,6 +612,8 @@ impl Plan {
                         }
                     }
                 }
+                sent_leaves += usize::from(item.act == Act::Leave);
+                sent_replaces += usize::from(item.act == Act::Replace);
                 match item.act {
                     Act::Leave => {
                         snapshot.left.push(old().id);
@@ -599,6 +644,11 @@ impl Plan {
         for &(at, now) in patches.iter() {
             view.states[at as usize] = frame.bodies[now as usize].state;
         }
+        // Every rank of the new view names its entity in this frame's roster, unless a
+        // replacement was left out (the view keeps the old kind or radius) or, after an id
+        // merge, a leave was (the merge gives leaving entities no rank).
+        let named = sent_replaces == replaces && (by_members || sent_leaves == leaves);
+        view.roster = named.then_some(frame.roster);
         // The budget is at most the datagram limit; should encoding ever refuse, the
         // snapshot is dropped like one over budget.
         encode_snapshot_datagram(snapshot, datagram).map_err(|_| BuildError::BudgetTooSmall {

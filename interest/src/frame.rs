@@ -1,8 +1,14 @@
 //! The frame: every body's wire state at one tick, bucketed in a uniform grid.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use protocol::EntityState;
 
 use crate::ViewRange;
+
+/// The next roster number a frame is given: every frame built gets one no other frame
+/// has, unless [`Frame::follow`] finds it the same roster as the frame before.
+static NEXT_ROSTER: AtomicU64 = AtomicU64::new(0);
 
 /// Every body's wire state at one tick, bucketed in a grid.
 ///
@@ -20,6 +26,10 @@ pub struct Frame {
     /// Every body in id order (by rank): what a view that knows its members' ranks reads
     /// instead of merging ids.
     pub(crate) by_rank: Vec<Ranked>,
+    /// Names who the bodies are, rank by rank: frames with the same roster number hold the
+    /// same ids with the same kinds and radii in the same ranks (numbers are handed out
+    /// fresh, and shared only by [`Frame::follow`] after comparing every body).
+    pub(crate) roster: u64,
     grid: Grid,
 }
 
@@ -152,7 +162,26 @@ impl Frame {
             ranks,
             positions,
             by_rank,
+            roster: NEXT_ROSTER.fetch_add(1, Ordering::Relaxed),
             grid,
+        }
+    }
+
+    /// Takes `previous`'s roster when this frame holds the same bodies: the same ids, with
+    /// the same kinds and radii. A view made from a frame of the same roster then looks its
+    /// members up by rank without checking who each one is. Callers that build a frame
+    /// every tick call it with the frame before; without it every frame stands alone, and
+    /// the views check every member.
+    pub fn follow(&mut self, previous: &Frame) {
+        let shape = |body: &Ranked| (body.state.id, body.state.kind, body.state.radius_cm);
+        let same = self.by_rank.len() == previous.by_rank.len()
+            && self
+                .by_rank
+                .iter()
+                .zip(&previous.by_rank)
+                .all(|(a, b)| shape(a) == shape(b));
+        if same {
+            self.roster = previous.roster;
         }
     }
 

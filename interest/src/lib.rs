@@ -17,7 +17,10 @@
 //! holds as the baseline had it, whatever newer snapshots it has not acknowledged carried.
 //! Each view keeps each entity's rank in the frame's id order, so that while the world's
 //! ids stay the same, a snapshot looks its baseline's members up by rank and scans the
-//! grid only for bodies that are not in view yet.
+//! grid only for bodies that are not in view yet. A caller that builds a frame every tick
+//! lets each follow the one before ([`Frame::follow`]): frames with the same bodies (ids,
+//! kinds and radii) then share a roster, and a view made from one of them is used by the
+//! next without checking who each member is.
 //!
 //! The delta is exactly what [`protocol::build_snapshot`] (the specification of how a
 //! snapshot spends its byte budget) makes of the same entities, encoded as

@@ -94,7 +94,7 @@ fn setup() -> Setup {
         .step_by(CLIENT_EVERY)
         .map(|b| b.id)
         .collect();
-    let mut ticks = Vec::with_capacity(FRAMES);
+    let mut ticks: Vec<Tick> = Vec::with_capacity(FRAMES);
     for _ in 0..FRAMES {
         game.tick(origin);
         let world = game.world();
@@ -105,8 +105,13 @@ fn setup() -> Setup {
                 (pos.x, pos.y)
             })
             .collect();
+        // As the server does: each frame takes the roster of the one before.
+        let mut frame = capture(world, range);
+        if let Some(last) = ticks.last() {
+            frame.follow(&last.frame);
+        }
         ticks.push(Tick {
-            frame: Arc::new(capture(world, range)),
+            frame: Arc::new(frame),
             positions,
         });
     }

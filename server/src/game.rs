@@ -23,7 +23,7 @@ use tracing::{debug, info, warn};
 
 pub mod admin;
 
-use crate::interest::{ViewRange, capture, net_id};
+use crate::interest::{Frame, ViewRange, capture, net_id};
 use crate::metrics::{InputDrop, Metrics};
 use crate::persist::{Saver, now_ms};
 use crate::sample::SpawnPlacer;
@@ -214,6 +214,9 @@ pub struct Game {
     ticks: u64,
     /// Admin requests waiting for the next tick, and the tick times they report.
     admin: admin::AdminQueue,
+    /// The last frame captured, whose roster the next one takes while the bodies stay the
+    /// same ([`Frame::follow`]).
+    last_frame: Option<Arc<Frame>>,
 }
 
 /// Ticks between two rounds of saving the characters that moved (0.5 s).
@@ -292,6 +295,7 @@ impl Game {
             saver: None,
             ticks: 0,
             admin: admin::AdminQueue::default(),
+            last_frame: None,
         }
     }
 
@@ -537,7 +541,10 @@ impl Game {
             self.metrics.npcs.set(bodies.saturating_sub(players));
             return None;
         }
-        let frame = capture(&self.world, self.config.view);
+        let mut frame = capture(&self.world, self.config.view);
+        if let Some(last) = &self.last_frame {
+            frame.follow(last);
+        }
         let clients = self
             .clients
             .iter()
@@ -564,9 +571,11 @@ impl Game {
         self.metrics
             .npcs
             .set((frame.len() as i64).saturating_sub(players));
+        let frame = Arc::new(frame);
+        self.last_frame = Some(Arc::clone(&frame));
         Some(SnapshotJob {
             tick: self.world.tick().0,
-            frame: Arc::new(frame),
+            frame,
             clients,
             changes: std::mem::take(&mut self.membership),
         })

@@ -53,10 +53,11 @@ pub fn encode_snapshot_datagram(
         writer.net_id(&change.id);
         writer.zigzag(change.dx_cm);
         writer.zigzag(change.dy_cm);
-        match change.motion {
-            None => writer.put(0, 1),
-            Some(motion) => writer.put(1 | (motion as u64) << 8, 2),
-        }
+        // The option's tag, then the motion if there is one, chosen without a branch
+        // (whether a change carries a motion varies from one to the next).
+        let some = u64::from(change.motion.is_some());
+        let motion = change.motion.map_or(0, |motion| motion as u64);
+        writer.put(some | (motion << 8), 1 + some as usize);
     }
     writer.varint(snapshot.left.len() as u64);
     for id in &snapshot.left {

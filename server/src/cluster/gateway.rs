@@ -133,6 +133,9 @@ pub(crate) struct Router {
     ticks: u64,
     /// The merge's tables, kept from tick to tick for their memory.
     merge: Merge,
+    /// The last frame merged, whose roster the next one takes while the bodies stay the
+    /// same ([`Frame::follow`]).
+    last_frame: Option<Arc<Frame>>,
 }
 
 /// The tables [`Router::tick`] merges the zones' frames with, cleared every tick.
@@ -203,6 +206,7 @@ impl Router {
             bus_out,
             ticks: 0,
             merge: Merge::default(),
+            last_frame: None,
         }
     }
 
@@ -526,7 +530,13 @@ impl Router {
         if self.players.is_empty() && self.watchers.is_empty() && self.membership.is_empty() {
             return None;
         }
-        let frame = Frame::from_states(states, positions, self.bounds.0, self.bounds.1, self.view);
+        let mut frame =
+            Frame::from_states(states, positions, self.bounds.0, self.bounds.1, self.view);
+        if let Some(last) = &self.last_frame {
+            frame.follow(last);
+        }
+        let frame = Arc::new(frame);
+        self.last_frame = Some(Arc::clone(&frame));
         let clients = self
             .players
             .iter()
@@ -545,7 +555,7 @@ impl Router {
             .collect();
         Some(SnapshotJob {
             tick: self.ticks,
-            frame: Arc::new(frame),
+            frame,
             clients,
             changes: std::mem::take(&mut self.membership),
         })
