@@ -255,6 +255,11 @@ enum Command {
         /// ticks' time goes).
         #[arg(long, value_name = "OUT.csv")]
         ticks_csv: Option<PathBuf>,
+        /// Count the bodies that walk through the segment X0,Y0,X1,Y1 (metres), each way,
+        /// per 10 s, and how densely they stand within 2 m of it: what a passage carries.
+        /// Printed after the table and written to the report as `gate`.
+        #[arg(long, value_name = "X0,Y0,X1,Y1")]
+        gate: Option<String>,
         /// Turn off the world's anticipation before contact (see
         /// `WorldConfig::anticipation`): bodies react only once they touch, with the paper's
         /// circling and repulsion, as before it existed. For comparisons.
@@ -319,6 +324,7 @@ fn run() -> Result<()> {
             svg,
             jam_svg,
             ticks_csv,
+            gate,
             no_anticipation,
             no_congestion_routing,
             detour_every_secs,
@@ -335,6 +341,7 @@ fn run() -> Result<()> {
             svg,
             jam_svg,
             ticks_csv,
+            gate,
             anticipation: !no_anticipation,
             congestion_routing: !no_congestion_routing,
             detour_every_secs,

@@ -21,7 +21,10 @@ use crate::figures::{Setup, Tally, ticks_per_second};
 use crate::progress::Progress;
 use crate::sample::SpawnPlacer;
 use crate::svg::{JamMap, render_frame, render_jams};
+use gate::Gate;
 use navmesh_builder::load::load_map;
+
+mod gate;
 
 /// Most NPCs, and most players, one run accepts.
 const MAX_BODIES: u64 = 1_000_000;
@@ -64,6 +67,8 @@ pub struct SimulateArgs {
     pub jam_svg: Option<PathBuf>,
     /// Per-tick CSV path (tick and phase times, paths served and waiting, circling).
     pub ticks_csv: Option<PathBuf>,
+    /// A segment `X0,Y0,X1,Y1` whose crossings are counted each way (see `gate`).
+    pub gate: Option<String>,
     /// Whether the world anticipates before contact (`WorldConfig::anticipation`).
     pub anticipation: bool,
     /// Whether paths avoid congestion (`WorldConfig::congestion_routing`).
@@ -150,6 +155,10 @@ fn write_out(out: Option<(File, &Path)>, text: &str) -> Result<()> {
 /// Runs the command: loads the map, runs the world, prints the table, writes the files.
 pub fn run(args: &SimulateArgs) -> Result<()> {
     let ticks = check_args(args)?;
+    let mut gate = match &args.gate {
+        Some(text) => Some(Gate::parse(text).context("--gate")?),
+        None => None,
+    };
     let loaded = load_map(&args.map)?;
     let map_origin = loaded.to_string();
     let report_file = create(&args.report)?;
@@ -265,6 +274,9 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
             .with_context(|| format!("cannot write {}", p.display()))?;
         }
         tally.add(elapsed, out);
+        if let Some(gate) = &mut gate {
+            gate.tick(&world);
+        }
         if let Some(jams) = &mut jams {
             jams.add(world.crawling());
         }
@@ -288,8 +300,17 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         state_hash_end: format!("{:016x}", world.state_hash()),
     });
     print!("{}", report.table());
+    let gate = gate.map(|g| g.report());
+    if let Some(gate) = &gate {
+        print!("{}", gate.table());
+    }
     if report_file.is_some() {
-        let json = serde_json::to_string_pretty(&report).context("cannot encode the report")?;
+        let mut json = serde_json::to_value(&report).context("cannot encode the report")?;
+        if let (Some(gate), Some(fields)) = (&gate, json.as_object_mut()) {
+            let gate = serde_json::to_value(gate).context("cannot encode the gate's counts")?;
+            fields.insert("gate".to_owned(), gate);
+        }
+        let json = serde_json::to_string_pretty(&json).context("cannot encode the report")?;
         write_out(report_file, &(json + "\n"))?;
     }
     if svg_file.is_some() {
@@ -327,6 +348,7 @@ mod tests {
             svg: None,
             jam_svg: None,
             ticks_csv: None,
+            gate: None,
             anticipation: true,
             congestion_routing: true,
             detour_every_secs: None,
