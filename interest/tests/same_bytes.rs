@@ -111,6 +111,12 @@ impl Reference {
 
 const SIDE_M: f32 = 100.0;
 
+/// The view most tests use: 20 m, with 4 m of hysteresis.
+const WIDE: ViewRange = ViewRange {
+    radius_m: 20.0,
+    hysteresis_m: 4.0,
+};
+
 fn body(rng: &mut Rng, index: u32, generation: u32) -> (EntityState, (f32, f32)) {
     let (x, y) = (rng.unit() * SIDE_M, rng.unit() * SIDE_M);
     (
@@ -297,10 +303,7 @@ fn compare_crowd(
 
 #[test]
 fn a_moving_crowd_gets_the_reference_bytes() {
-    let range = ViewRange {
-        radius_m: 20.0,
-        hysteresis_m: 4.0,
-    };
+    let range = WIDE;
     for seed in 1..=4u64 {
         compare(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), 400, 6, 120, range);
     }
@@ -328,10 +331,7 @@ fn no_hysteresis_gets_the_reference_bytes() {
 /// frames a client's views were made from.
 #[test]
 fn bodies_joining_and_leaving_get_the_reference_bytes() {
-    let range = ViewRange {
-        radius_m: 20.0,
-        hysteresis_m: 4.0,
-    };
+    let range = WIDE;
     for seed in 1..=3u64 {
         compare_crowd(seed * 31, 400, 3, Crowd::Churning, 6, 150, range);
     }
@@ -343,10 +343,7 @@ fn bodies_joining_and_leaving_get_the_reference_bytes() {
 /// while).
 #[test]
 fn a_steady_crowd_gets_the_reference_bytes() {
-    let range = ViewRange {
-        radius_m: 20.0,
-        hysteresis_m: 4.0,
-    };
+    let range = WIDE;
     for seed in 1..=3u64 {
         compare_crowd(seed * 17, 400, 3, Crowd::Steady, 6, 200, range);
     }
@@ -356,9 +353,6 @@ fn a_steady_crowd_gets_the_reference_bytes() {
 /// zones' bodies may have them.
 #[test]
 fn sparse_ids_get_the_reference_bytes() {
-    let range = ViewRange {
-        radius_m: 20.0,
-        hysteresis_m: 4.0,
-    };
+    let range = WIDE;
     compare_with_ids(11, 300, 1_000_003, 5, 100, range);
 }
