@@ -64,8 +64,10 @@ pub struct ClientView {
     acked: Option<u64>,
     /// The view before the first snapshot, or without an acknowledged one.
     empty: delta::Known,
-    /// Memory of a dropped view, for the next one.
-    spare: delta::Known,
+    /// Memory of dropped views, for the next ones (at most [`HISTORY`]): a client that
+    /// acknowledges every other tick drops two views at a time, and a view grown anew
+    /// from nothing would reallocate its way up to the size of the crowd in view.
+    spares: Vec<delta::Known>,
     /// The members of one view as bits over the frame's ranks (the view of tick
     /// `members_of`): a snapshot whose baseline is that view tests the bodies near the
     /// viewer against them, and updates them with what it sent, instead of marking every
@@ -111,10 +113,17 @@ impl ClientView {
         }
     }
 
+    /// Keeps a view's memory for a later one.
+    fn keep_spare(&mut self, view: delta::Known) {
+        if self.spares.len() < HISTORY {
+            self.spares.push(view);
+        }
+    }
+
     /// Drops the oldest view, keeping its memory for the next one.
     fn recycle_oldest(&mut self) {
         if let Some((_, view)) = self.history.pop_front() {
-            self.spare = view;
+            self.keep_spare(view);
         }
     }
 
@@ -168,7 +177,7 @@ impl ClientView {
             Some((t, view)) => (Some(*t), view),
             None => (None, &self.empty),
         };
-        let mut view = std::mem::take(&mut self.spare);
+        let mut view = self.spares.pop().unwrap_or_default();
         let header = (tick, baseline_tick, last_input_seq);
         // The baseline's members are looked up by rank while the frame's ranks still name
         // them ([`delta::Plan::merge_members`] tells), with their bits kept from the last
@@ -239,7 +248,7 @@ impl ClientView {
             self.members_of = (built.is_ok() && newer).then_some(tick);
         }
         if let Err(err) = built {
-            self.spare = view;
+            self.keep_spare(view);
             return Err(err);
         }
         self.history.push_back((tick, view));
@@ -371,6 +380,20 @@ mod tests {
     /// grows; this one does not).
     #[test]
     fn a_warm_snapshot_allocates_nothing() {
+        warm_snapshots_allocate_nothing(1);
+    }
+
+    /// The same for a client that acknowledges every other snapshot (the load test's bots
+    /// acknowledge every 100 ms): each acknowledgement drops two views at once, and both
+    /// are kept for the views to come.
+    #[test]
+    fn a_warm_snapshot_acknowledged_every_other_tick_allocates_nothing() {
+        warm_snapshots_allocate_nothing(2);
+    }
+
+    /// Snapshots of a crowd all in view, acknowledged every `every` ticks: none allocates
+    /// once warm.
+    fn warm_snapshots_allocate_nothing(every: u64) {
         let mut scratch = Scratch::default();
         let mut client = ClientView::new();
         let bodies = |t: u64| -> Vec<(EntityState, (f32, f32))> {
@@ -396,7 +419,9 @@ mod tests {
             client
                 .snapshot_into(f, scratch, me, (50.0, 50.0), (tick, 0), 800, &mut datagram)
                 .unwrap();
-            client.acknowledge(tick);
+            if tick.is_multiple_of(every) {
+                client.acknowledge(tick);
+            }
             datagram.len()
         };
         // Warm: the crowd is all in view, and every buffer has grown to hold it.

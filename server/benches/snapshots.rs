@@ -125,11 +125,11 @@ fn setup() -> Setup {
     }
 }
 
-/// How many ticks late the clients acknowledge: 0, each snapshot before the next is built
-/// (a client on a good link next to the server); 2, as over a 100 ms round trip (the load
-/// test's bots on this machine).
+/// How the clients acknowledge: how many ticks late (0, each snapshot before the next is
+/// built, a client on a good link next to the server; 2, as over a 100 ms round trip), and
+/// every how many ticks (1, every snapshot; 2, every 100 ms, as the load test's bots do).
 #[derive(Clone, Copy)]
-struct AckDelay(u64);
+struct AckDelay(u64, u64);
 
 /// Builds every client's snapshot of one tick; returns the bytes sent.
 fn snapshot_all(
@@ -137,7 +137,7 @@ fn snapshot_all(
     views: &mut [ClientView],
     tick: &Tick,
     number: u64,
-    AckDelay(late): AckDelay,
+    AckDelay(late, every): AckDelay,
 ) -> usize {
     let mut scratch = Scratch::default();
     let mut bytes = 0;
@@ -146,7 +146,7 @@ fn snapshot_all(
             .snapshot(&tick.frame, &mut scratch, me, at, (number, 0), setup.budget)
             .expect("the budget holds a snapshot");
         bytes += datagram.len();
-        if number > late {
+        if number > late && number.is_multiple_of(every) {
             view.acknowledge(number - late);
         }
     }
@@ -252,12 +252,12 @@ fn bench(c: &mut Criterion) {
     let mut views: Vec<ClientView> = setup.clients.iter().map(|_| ClientView::new()).collect();
 
     // One simulated second after the first (full) snapshots: the steady delta stream.
-    snapshot_all(&setup, &mut views, &setup.ticks[0], 1, AckDelay(0));
+    snapshot_all(&setup, &mut views, &setup.ticks[0], 1, AckDelay(0, 1));
     let mut number = 1;
     let mut bytes = 0;
     for tick in &setup.ticks[1..] {
         number += 1;
-        bytes += snapshot_all(&setup, &mut views, tick, number, AckDelay(0));
+        bytes += snapshot_all(&setup, &mut views, tick, number, AckDelay(0, 1));
     }
     let seconds = (FRAMES - 1) as f64 / 20.0;
     let clients = setup.clients.len();
@@ -284,7 +284,7 @@ fn bench(c: &mut Criterion) {
                 &mut views,
                 &setup.ticks[k],
                 number,
-                AckDelay(0),
+                AckDelay(0, 1),
             ))
         });
     });
@@ -294,7 +294,7 @@ fn bench(c: &mut Criterion) {
     let mut late_number = 0;
     for tick in &setup.ticks {
         late_number += 1;
-        snapshot_all(&setup, &mut late_views, tick, late_number, AckDelay(2));
+        snapshot_all(&setup, &mut late_views, tick, late_number, AckDelay(2, 1));
     }
     let mut order = (0..FRAMES - 1).rev().chain(1..FRAMES).cycle();
     group.bench_function("1000_clients_10000_npcs_acks_2_ticks_late", |b| {
@@ -307,7 +307,31 @@ fn bench(c: &mut Criterion) {
                 &mut late_views,
                 tick,
                 late_number,
-                AckDelay(2),
+                AckDelay(2, 1),
+            ))
+        });
+    });
+    // The same with acknowledgements every other tick, as the load test's bots send them
+    // (every 100 ms): each one drops two views at once.
+    let mut paced_views: Vec<ClientView> =
+        setup.clients.iter().map(|_| ClientView::new()).collect();
+    let mut paced_number = 0;
+    for tick in &setup.ticks {
+        paced_number += 1;
+        snapshot_all(&setup, &mut paced_views, tick, paced_number, AckDelay(0, 2));
+    }
+    let mut order = (0..FRAMES - 1).rev().chain(1..FRAMES).cycle();
+    group.bench_function("1000_clients_10000_npcs_acks_every_other_tick", |b| {
+        b.iter(|| {
+            let k = order.next().unwrap_or(0);
+            paced_number += 1;
+            let tick = &setup.ticks[k];
+            black_box(measured_tick(
+                &setup,
+                &mut paced_views,
+                tick,
+                paced_number,
+                AckDelay(0, 2),
             ))
         });
     });
