@@ -547,8 +547,12 @@ fn send_input(
         && let Ok(bytes) = encode_datagram(&ClientDatagram::Input(input))
     {
         tally.bytes_out += bytes.len() as u64;
-        conn.send_datagram(bytes.into())
-            .map_err(|err| format!("send_failed: {err}"))?;
+        conn.send_datagram(bytes.into()).map_err(|err| match err {
+            // The connection's own reason: a server that closed it while this input was
+            // on its way said why (shutdown, kicked), and that is the reason it dropped.
+            quinn::SendDatagramError::ConnectionLost(err) => connection_reason(&err),
+            err => format!("send_failed: {err}"),
+        })?;
     }
     Ok(())
 }
