@@ -41,7 +41,7 @@ pub use file::{DecodeError, decode, encode};
 pub use geom::{Aabb, Point};
 pub use locate::TriangleLocator;
 pub use mesh::{BuildInfo, IslandId, MeshError, NavMesh, TriId, VertId, WallEdge};
-pub use raycast::{Raycast, RaycastError, raycast};
+pub use raycast::{RayEnd, Raycast, RaycastError, raycast};
 pub use rng::Rng;
 pub use walls::{WallGrid, WallHit};
 pub mod path;

@@ -111,11 +111,47 @@ impl NavMesh {
     pub fn raycast(&self, from: Point, to: Point) -> Result<Raycast, RaycastError> {
         raycast(self, from, to)
     }
+
+    /// [`NavMesh::raycast`] for the rays of a polyline, one after the other: `from_tri`, a
+    /// triangle that holds `from` (the [`RayEnd::tri`] of the ray that ended there), saves
+    /// locating it, and the answer says which triangle holds `to` when the ray is clear.
+    /// Whether a ray is clear, and where it leaves the area, do not depend on the triangle
+    /// it starts from; only a ray that leaves at its own start, a pinch vertex, may name
+    /// another of the walls that meet there. A `from_tri` that does not hold `from` is
+    /// ignored (the start is located as by `raycast`).
+    pub fn raycast_from(
+        &self,
+        from_tri: Option<TriId>,
+        from: Point,
+        to: Point,
+    ) -> Result<RayEnd, RaycastError> {
+        cast(self, from_tri, from, to)
+    }
+}
+
+/// A ray's outcome with, when it is clear, the triangle that holds its end.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayEnd {
+    /// The outcome, as [`NavMesh::raycast`] gives it.
+    pub ray: Raycast,
+    /// A triangle that holds the ray's end (in its closed interior, exactly) when the ray
+    /// is clear; `None` otherwise.
+    pub tri: Option<TriId>,
 }
 
 /// Whether the segment `from -> to` stays on the walkable area of `mesh`, and if not, where
 /// it first leaves it. See the module docs for the exact semantics and the algorithm.
 pub fn raycast(mesh: &NavMesh, from: Point, to: Point) -> Result<Raycast, RaycastError> {
+    cast(mesh, None, from, to).map(|end| end.ray)
+}
+
+/// [`raycast`], starting from `hint` when it holds `from` exactly.
+fn cast(
+    mesh: &NavMesh,
+    hint: Option<TriId>,
+    from: Point,
+    to: Point,
+) -> Result<RayEnd, RaycastError> {
     for p in [from, to] {
         if !p.is_finite() {
             return Err(RaycastError::NonFinite { x: p.x, y: p.y });
@@ -125,7 +161,6 @@ pub fn raycast(mesh: &NavMesh, from: Point, to: Point) -> Result<Raycast, Raycas
         x: from.x,
         y: from.y,
     };
-    let located = mesh.locate(from).ok_or_else(off_mesh)?;
     let (end, scale) = pull_in(mesh, from, to);
     let walk = Walk {
         mesh,
@@ -133,14 +168,30 @@ pub fn raycast(mesh: &NavMesh, from: Point, to: Point) -> Result<Raycast, Raycas
         b: end,
         d: end - from,
     };
-    let start = walk.start_triangle(located).ok_or_else(off_mesh)?;
+    let hinted = hint
+        .filter(|t| t.index() < mesh.triangle_count())
+        .filter(|&t| walk.contains(t, from));
+    let start = match hinted {
+        Some(t) => t,
+        None => {
+            let located = mesh.locate(from).ok_or_else(off_mesh)?;
+            walk.start_triangle(located).ok_or_else(off_mesh)?
+        }
+    };
     Ok(match walk.run(start)? {
-        Raycast::Hit { point, t, wall } => Raycast::Hit {
-            point,
-            t: (t * scale).clamp(0.0, 1.0),
-            wall,
+        (Raycast::Hit { point, t, wall }, _) => RayEnd {
+            ray: Raycast::Hit {
+                point,
+                t: (t * scale).clamp(0.0, 1.0),
+                wall,
+            },
+            tri: None,
         },
-        Raycast::Clear => Raycast::Clear,
+        // A clear ray was not pulled in: its end is `to`.
+        (Raycast::Clear, tri) => RayEnd {
+            ray: Raycast::Clear,
+            tri: Some(tri),
+        },
     })
 }
 
@@ -248,7 +299,8 @@ impl Walk<'_> {
             })
     }
 
-    fn run(&self, start: TriId) -> Result<Raycast, RaycastError> {
+    /// The outcome, and the triangle the walk ended in (it holds `b` when clear).
+    fn run(&self, start: TriId) -> Result<(Raycast, TriId), RaycastError> {
         let limit = 4 * self.mesh.triangle_count() + 8;
         let mut at = At::Tri(start);
         // The sides of the last triangle's corners: the next triangle shares two of them.
@@ -266,12 +318,12 @@ impl Walk<'_> {
                     known = [0, 1, 2].map(|i| (Some(corners[i]), s[i]));
                     let exit = self.exit(corners, s);
                     if self.holds_end(tri, corners, exit) {
-                        return Ok(Raycast::Clear);
+                        return Ok((Raycast::Clear, tri));
                     }
                     match exit {
                         Exit::Edge(e) => match self.mesh.neighbours()[tri.index()][e] {
                             Some(next) => At::Tri(next),
-                            None => return self.edge_hit(tri, e, step),
+                            None => return self.edge_hit(tri, e, step).map(|hit| (hit, tri)),
                         },
                         Exit::Corner(k) => At::Vertex(corners[k], tri),
                         Exit::Missed => return Err(RaycastError::WalkFailed { steps: step }),
@@ -279,7 +331,11 @@ impl Walk<'_> {
                 }
                 At::Vertex(v, from) => match self.through_vertex(v, from) {
                     Ok(next) => At::Tri(next),
-                    Err(hit) => return hit.ok_or(RaycastError::WalkFailed { steps: step }),
+                    Err(hit) => {
+                        return hit
+                            .map(|hit| (hit, from))
+                            .ok_or(RaycastError::WalkFailed { steps: step });
+                    }
                 },
             };
         }

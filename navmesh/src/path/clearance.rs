@@ -22,9 +22,17 @@ impl NavMeshQuery {
         // path through a wall: fall back to the exact point path, whose corners
         // touch the walls they wrap (the world's collision response keeps the
         // body off them).
+        // Segment after segment, each starting in the triangle where the one before ended.
+        let mut at = None;
         let clear = out
             .windows(2)
-            .all(|w| matches!(mesh.raycast(w[0], w[1]), Ok(Raycast::Clear)));
+            .all(|w| match mesh.raycast_from(at, w[0], w[1]) {
+                Ok(end) if end.ray == Raycast::Clear => {
+                    at = end.tri;
+                    true
+                }
+                _ => false,
+            });
         if !clear {
             self.stats.radius_fallbacks += 1;
             out.clear();

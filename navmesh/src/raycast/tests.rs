@@ -354,6 +354,45 @@ proptest! {
     }
 
     #[test]
+    fn polyline_rays_from_the_last_end_agree_with_fresh_rays(
+        which in 0usize..4,
+        a in lattice(4),
+        b in prop_oneof![lattice(4), on_mesh().prop_map(|(x, y, _)| Point::new(4.0 * x, 4.0 * y))],
+        c in prop_oneof![lattice(4), on_mesh().prop_map(|(x, y, _)| Point::new(4.0 * x, 4.0 * y))],
+        wrong in 0u32..64,
+    ) {
+        let mesh = &lattice_meshes()[which];
+        prop_assume!(mesh.locate(a).is_some());
+        let first = mesh.raycast_from(None, a, b);
+        prop_assert_eq!(first.clone().map(|end| end.ray), mesh.raycast(a, b));
+        let Ok(RayEnd { ray: Raycast::Clear, tri }) = first else {
+            return Ok(());
+        };
+        let Some(tri) = tri else {
+            prop_assert!(false, "a clear ray names the triangle of its end");
+            return Ok(());
+        };
+        // The end's triangle holds `b` exactly, and a ray from there answers as a fresh one
+        // (`b` on an edge or a vertex starts it in another triangle than `locate` gives):
+        // clear or not, and where it leaves (at a pinch vertex, the wall named may be
+        // another of the walls that meet there).
+        let [p, q, r] = mesh.triangle_points(tri);
+        prop_assert!(orient_sign(p, q, b) >= 0 && orient_sign(q, r, b) >= 0 && orient_sign(r, p, b) >= 0);
+        let fresh = mesh.raycast(b, c);
+        let other = TriId(wrong % mesh.triangle_count() as u32);
+        // A triangle that does not hold the start is ignored.
+        for hint in [Some(tri), Some(other), Some(TriId(u32::MAX))] {
+            let hinted = mesh.raycast_from(hint, b, c).map(|end| end.ray);
+            match (&hinted, &fresh) {
+                (Ok(Raycast::Hit { point, t, .. }), Ok(Raycast::Hit { point: p0, t: t0, .. })) => {
+                    prop_assert_eq!((point, t), (p0, t0));
+                }
+                _ => prop_assert_eq!(&hinted, &fresh),
+            }
+        }
+    }
+
+    #[test]
     fn never_panics(
         a in prop_oneof![anywhere(-1.0, 8.0), any::<(f64, f64)>().prop_map(|(x, y)| Point::new(x, y))],
         b in prop_oneof![anywhere(-100.0, 100.0), any::<(f64, f64)>().prop_map(|(x, y)| Point::new(x, y))],

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use navmesh::{NavMesh, NavMeshQuery, Point, SliceStatus};
+use navmesh::{NavMesh, NavMeshQuery, Point, SliceStatus, TriId};
 
 use super::{World, remaining_length, to_point, to_vec};
 use crate::types::{EntityId, Kind, Vec2};
@@ -249,6 +249,9 @@ fn widen_corners(mesh: &NavMesh, points: &mut [Point], radius: f64, margin: f64)
     if margin <= 0.0 {
         return;
     }
+    // Triangles known to hold `points[k - 1]` and `points[k]` (where a clear ray ended),
+    // so that the rays checking the next corner need not locate their start.
+    let (mut before, mut here) = (None, None);
     for k in 1..points.len().saturating_sub(1) {
         let turn = (points[k] - points[k - 1]).cross(points[k + 1] - points[k]);
         let want = radius
@@ -258,11 +261,16 @@ fn widen_corners(mesh: &NavMesh, points: &mut [Point], radius: f64, margin: f64)
                 margin * RIGHT_TURN_MARGIN
             };
         let mut p = points[k];
+        // Whether the last nearest-wall step found no wall closer than `radius` to `p`
+        // (then `p`'s clearance need not be looked up again).
+        let mut clear_of_walls = false;
         for _ in 0..4 {
             let Some(hit) = mesh.nearest_wall(p, want) else {
+                clear_of_walls = want >= radius;
                 break;
             };
             if hit.distance >= want * (1.0 - 1e-3) {
+                clear_of_walls = hit.distance >= radius;
                 break;
             }
             let away = p - hit.point;
@@ -272,12 +280,21 @@ fn widen_corners(mesh: &NavMesh, points: &mut [Point], radius: f64, margin: f64)
             }
             p = p + away * ((want - hit.distance) / len);
         }
-        if p == points[k] || mesh.clearance(p, radius) < radius {
+        let from = before;
+        (before, here) = (here, None);
+        if p == points[k] || (!clear_of_walls && mesh.clearance(p, radius) < radius) {
             continue;
         }
-        let clear = |a: Point, b: Point| matches!(mesh.raycast(a, b), Ok(navmesh::Raycast::Clear));
-        if clear(points[k - 1], p) && clear(p, points[k + 1]) {
+        // The triangle holding the ray's end when it is clear.
+        let clear = |tri: Option<TriId>, a: Point, b: Point| match mesh.raycast_from(tri, a, b) {
+            Ok(end) if end.ray == navmesh::Raycast::Clear => Some(end.tri),
+            _ => None,
+        };
+        if let Some(p_tri) = clear(from, points[k - 1], p)
+            && let Some(next_tri) = clear(p_tri, p, points[k + 1])
+        {
             points[k] = p;
+            (before, here) = (p_tri, next_tri);
         }
     }
 }
