@@ -155,11 +155,19 @@ fn repair_clearance(mesh: &NavMesh, points: &mut Vec<Point>, radius: f64, near: 
     while i + 1 < points.len() && budget > 0 {
         let (p, q) = (points[i], points[i + 1]);
         mesh.wall_grid().walls_near_segment(p, q, radius, near);
+        // `orient(p, q, x)` is `x`'s distance from the segment's line times the segment's
+        // length: a wall wholly on one side beyond `limit` (with room for rounding) is at
+        // least `limit` from the segment and cannot be an intrusion.
+        let reach = (limit * (1.0 + 1e-6) + 1e-9) * p.distance(q);
         let mut worst: Option<(f64, Point, Point, usize)> = None;
         for &w in near.iter() {
             let wall = mesh.walls()[w];
             let a = mesh.vertices()[wall.from.index()];
             let b = mesh.vertices()[wall.to.index()];
+            let (oa, ob) = (orient(p, q, a), orient(p, q, b));
+            if (oa > reach && ob > reach) || (oa < -reach && ob < -reach) {
+                continue;
+            }
             let (d, on_segment, on_wall) = segment_distance(p, q, a, b);
             // Touching a wall at the path's own ends is where the path starts or ends.
             if d < limit

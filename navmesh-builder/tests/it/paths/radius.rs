@@ -192,8 +192,8 @@ fn check_clearance(name: &str, radius: f64, seed: u64) {
                 path.points
             )),
         }
-        // Informational: how close the segments (not just the corners) come to a wall
-        // vertex.
+        // How close the segments (not just the corners) come to a wall vertex: at least
+        // half the radius, which the clearance repair keeps (`navmesh/src/path/clearance.rs`).
         for w in path.points.windows(2) {
             for &(a, _) in &walls {
                 closest_segment = closest_segment.min(segment_distance(a, w[0], w[1]));
@@ -206,6 +206,11 @@ fn check_clearance(name: &str, radius: f64, seed: u64) {
          closest segment to a wall vertex {closest_segment:.4}"
     );
     report(&format!("clearance on {name}"), pairs, &failures);
+    assert!(
+        closest_segment >= 0.5 * radius - 1e-9,
+        "{name}: a segment passes {closest_segment} from a wall vertex, under half the \
+         radius {radius}"
+    );
     assert!(
         found * 2 >= pairs,
         "{name}: only {found} of {pairs} same-island pairs (both ends {radius} clear of \
