@@ -68,9 +68,10 @@ struct Grid {
 
 impl Grid {
     fn cell_of(&self, x: f32, y: f32) -> (usize, usize) {
-        let col = ((x - self.origin.0) / self.cell_m).floor();
-        let row = ((y - self.origin.1) / self.cell_m).floor();
-        // Float-to-int `as` saturates (NaN to 0), so any position lands in a border cell.
+        // Truncation is the floor once negative offsets are clamped to 0 (no libm call);
+        // float-to-int `as` saturates (NaN to 0), so any position lands in a border cell.
+        let col = (x - self.origin.0) / self.cell_m;
+        let row = (y - self.origin.1) / self.cell_m;
         (
             (col.max(0.0) as usize).min(self.cols - 1),
             (row.max(0.0) as usize).min(self.rows - 1),

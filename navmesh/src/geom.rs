@@ -278,9 +278,56 @@ impl Aabb {
     }
 }
 
+/// The cell an offset of `v` cells from a grid's origin falls in, clamped to `0..=last`:
+/// the floor, without a call to libm's `floor` (which the baseline x86-64 target has no
+/// instruction for, and which was a twentieth of a path's shaping). Truncation is the
+/// floor for the values of at least 1 it is used on; smaller values and NaN give cell 0,
+/// as the floor would after clamping, and `as` saturates the infinite and the huge.
+#[inline]
+pub(crate) fn grid_cell(v: f64, last: usize) -> usize {
+    if v >= 1.0 { (v as usize).min(last) } else { 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grid_cells_are_the_clamped_floor() {
+        let floor = |v: f64, last: usize| {
+            let c = v.floor();
+            if c > 0.0 { (c as usize).min(last) } else { 0 }
+        };
+        let below_one = 1.0f64.next_down();
+        for v in [
+            f64::NAN,
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -1.0,
+            -0.5,
+            -0.0,
+            0.0,
+            1e-300,
+            0.5,
+            below_one,
+            1.0,
+            1.5,
+            2.0,
+            2.0f64.next_down(),
+            6.999999,
+            7.0,
+            7.5,
+            8.0,
+            1e19,
+            1e300,
+            f64::INFINITY,
+        ] {
+            for last in [0, 1, 7, 4095] {
+                assert_eq!(grid_cell(v, last), floor(v, last), "v {v}, last {last}");
+            }
+        }
+    }
 
     #[test]
     fn orientation_is_exact() {

@@ -1,7 +1,7 @@
 //! Point location: which triangle lies under a point, through a uniform grid of triangle
 //! bounding boxes (no scan of the mesh).
 
-use crate::geom::{Point, orient};
+use crate::geom::{Point, grid_cell, orient};
 use crate::mesh::{NavMesh, TriId};
 
 /// A uniform grid over the mesh bounds; each cell lists the triangles whose bounding box
@@ -66,20 +66,17 @@ impl TriangleLocator {
     }
 
     fn cell_of(&self, p: Point) -> (usize, usize) {
-        let c = ((p.x - self.origin.x) * self.inv_cell).floor();
-        let r = ((p.y - self.origin.y) * self.inv_cell).floor();
         // NaN and out-of-range values clamp to the border; callers check containment anyway.
-        let c = if c > 0.0 {
-            (c as usize).min(self.cols - 1)
-        } else {
-            0
-        };
-        let r = if r > 0.0 {
-            (r as usize).min(self.rows - 1)
-        } else {
-            0
-        };
-        (c, r)
+        (
+            grid_cell(
+                (p.x - self.origin.x) * self.inv_cell,
+                self.cols.saturating_sub(1),
+            ),
+            grid_cell(
+                (p.y - self.origin.y) * self.inv_cell,
+                self.rows.saturating_sub(1),
+            ),
+        )
     }
 
     fn cell_range(&self, pts: [Point; 3]) -> (usize, usize, usize, usize) {

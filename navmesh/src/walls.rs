@@ -8,7 +8,7 @@
 //! in ascending wall order. Cells on the border of the grid extend to infinity, so every point
 //! of the plane falls in exactly one cell; queries rely on that to bound their search.
 
-use crate::geom::{Aabb, Point};
+use crate::geom::{Aabb, Point, grid_cell};
 use crate::mesh::{NavMesh, TriId, WallEdge};
 
 /// At most this many cells along either axis.
@@ -106,22 +106,18 @@ impl WallGrid {
     }
 
     fn col_of(&self, x: f64) -> usize {
-        let c = ((x - self.origin.x) * self.inv_cell).floor();
         // NaN and out-of-range values clamp to the border cells, which extend to infinity.
-        if c > 0.0 {
-            (c as usize).min(self.cols - 1)
-        } else {
-            0
-        }
+        grid_cell(
+            (x - self.origin.x) * self.inv_cell,
+            self.cols.saturating_sub(1),
+        )
     }
 
     fn row_of(&self, y: f64) -> usize {
-        let r = ((y - self.origin.y) * self.inv_cell).floor();
-        if r > 0.0 {
-            (r as usize).min(self.rows - 1)
-        } else {
-            0
-        }
+        grid_cell(
+            (y - self.origin.y) * self.inv_cell,
+            self.rows.saturating_sub(1),
+        )
     }
 
     /// Calls `f` with every cell the segment `a b` touches (grown by the slack), once each.
