@@ -124,6 +124,14 @@ impl Body {
         self.progress_tick = tick;
     }
 
+    /// The path's corner `self.corner`, from the body's own memory when it has it.
+    pub(super) fn corner_point(&self) -> Option<Vec2> {
+        match self.along {
+            Some((corner, first, _)) if corner == self.corner => Some(first),
+            _ => self.path.get(self.corner).copied(),
+        }
+    }
+
     /// [`remaining_length`] of the body's path from its next corner, with the part along
     /// the corners remembered (the same arithmetic, so the same value).
     pub(super) fn remaining_length(&mut self) -> f32 {

@@ -21,17 +21,20 @@ const LANE_MAX_DEG: f32 = 40.0;
 /// A corner can be passed from the side (see `turned_corner`) within this distance of it.
 const TURN_REACH_M: f32 = 4.0;
 
-/// Whether a body at `pos` has come round corner `k` of `path` (not the last): it stands
+/// Whether a body at `pos` has come round corner `k` of `path` (not the last), which
+/// stands at `c`: it stands
 /// on the far side of the line through the corner and the next one from where the path
 /// came, and sees the next corner. A body pushed wide of its path by a crowd passes the
 /// corner there, instead of having to reach the corner point itself, which every path
 /// round that wall corner shares and a crowd can keep occupied.
-fn turned_corner(mesh: &NavMesh, path: &[Vec2], k: usize, pos: Vec2) -> bool {
-    let (Some(&prev), Some(&c), Some(&next)) = (
-        k.checked_sub(1).and_then(|p| path.get(p)),
-        path.get(k),
-        path.get(k + 1),
-    ) else {
+fn turned_corner(mesh: &NavMesh, path: &[Vec2], k: usize, c: Vec2, pos: Vec2) -> bool {
+    // Near the corner first: it needs only the corner, which the body remembers, while
+    // the corners on either side are in the path's own memory.
+    if (pos - c).length_squared() > TURN_REACH_M * TURN_REACH_M {
+        return false;
+    }
+    let (Some(&prev), Some(&next)) = (k.checked_sub(1).and_then(|p| path.get(p)), path.get(k + 1))
+    else {
         return false;
     };
     let (u, v) = (c - prev, next - c);
@@ -43,7 +46,6 @@ fn turned_corner(mesh: &NavMesh, path: &[Vec2], k: usize, pos: Vec2) -> bool {
         side * turn <= 0.0
     };
     beyond
-        && (pos - c).length_squared() <= TURN_REACH_M * TURN_REACH_M
         && matches!(
             mesh.raycast(to_point(pos), to_point(next)),
             Ok(navmesh::Raycast::Clear)
@@ -72,19 +74,19 @@ impl World {
             if (b.path_pending && !b.rerouting) || b.path.is_empty() {
                 continue;
             }
-            while b.corner < b.path.len() {
+            while let Some(c) = b.corner_point() {
                 let last = b.corner + 1 == b.path.len();
-                let to = b.path[b.corner] - b.pos;
+                let to = c - b.pos;
                 if last
                     || (to.length() > arrive
-                        && !turned_corner(&self.mesh, &b.path, b.corner, b.pos))
+                        && !turned_corner(&self.mesh, &b.path, b.corner, c, b.pos))
                 {
                     break;
                 }
                 b.corner += 1;
                 b.along = None;
             }
-            let target = b.path.get(b.corner).copied().unwrap_or(goal);
+            let target = b.corner_point().unwrap_or(goal);
             let to = target - b.pos;
             let dist = to.length();
             if b.corner + 1 >= b.path.len() && dist <= arrive {
