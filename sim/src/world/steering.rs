@@ -22,9 +22,8 @@ const LANE_MAX_DEG: f32 = 40.0;
 const TURN_REACH_M: f32 = 4.0;
 
 /// Whether a body at `pos` has come round corner `k` of `path` (not the last), which
-/// stands at `c`: it stands
-/// on the far side of the line through the corner and the next one from where the path
-/// came, and sees the next corner. A body pushed wide of its path by a crowd passes the
+/// stands at `c`: it stands on the far side of the line through the corner and the next
+/// one from where the path came, and sees the next corner. A body pushed wide of its path by a crowd passes the
 /// corner there, instead of having to reach the corner point itself, which every path
 /// round that wall corner shares and a crowd can keep occupied.
 fn turned_corner(mesh: &NavMesh, path: &[Vec2], k: usize, c: Vec2, pos: Vec2) -> bool {
