@@ -21,18 +21,20 @@ impl World {
                     // streams meeting head-on in a corridor one body wide, which circling
                     // cannot solve) gives up its goal and picks another.
                     let give_up = (self.config.stuck_after_secs / 2.0 / DT_SECS) as u64;
+                    let pos = b.pos;
                     let mut blocked_dir = None;
                     if b.goal.is_some() {
                         if self.tick.0.saturating_sub(b.progress_tick) <= give_up {
                             continue;
                         }
                         self.out.gave_up += 1;
-                        blocked_dir = Some(b.want);
+                        blocked_dir = b.goal.map(|g| g - pos);
                     }
-                    let pos = b.pos;
                     // After giving up, head away from the jam: prefer a goal whose straight
-                    // direction turns away from the way that was blocked, so jammed bodies
-                    // leave and the jam dissolves instead of being refilled.
+                    // direction turns away from the goal given up (the way the jam blocked;
+                    // the wanted heading of the last tick, bent by circling, anticipation
+                    // and lanes, points there less well, see docs/benchmarks.md), so jammed
+                    // bodies leave and the jam dissolves instead of being refilled.
                     let mut pick = self.random_point_near(pos);
                     if let Some(dir) = blocked_dir {
                         for _ in 0..8 {

@@ -7,6 +7,7 @@
 mod congestion;
 mod crossing;
 mod ghosts;
+mod giving_up;
 mod handoff;
 mod scenarios;
 
