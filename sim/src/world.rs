@@ -84,6 +84,9 @@ pub struct World {
     contacts: Contacts,
     circling: CirclingScratch,
     anticipation: AnticipationScratch,
+    /// Each slot's wanted velocity as steering set it, before keep-right and anticipation
+    /// bend it (zero for empty slots): what keep-right reads of the others.
+    intents: Vec<Vec2>,
     congestion: Congestion,
     /// The output of the tick being run.
     out: StepOutput,
@@ -144,6 +147,7 @@ impl World {
             contacts: Contacts::default(),
             circling: CirclingScratch::default(),
             anticipation: AnticipationScratch::default(),
+            intents: Vec::new(),
             congestion: Congestion::default(),
             out: StepOutput::default(),
         }

@@ -112,6 +112,12 @@ impl World {
         let tick = self.tick.0;
         let look = LANE_LOOKAHEAD_M;
         let max_turn = LANE_MAX_DEG.to_radians();
+        self.intents.clear();
+        self.intents.extend(
+            self.bodies
+                .slots()
+                .map(|b| b.map_or(Vec2::ZERO, |b| b.want)),
+        );
         for i in 0..self.bodies.slot_count() {
             let Some(b) = self.bodies.at(i) else {
                 continue;
@@ -125,7 +131,7 @@ impl World {
             if (i as u64 + tick).is_multiple_of(LANE_EVERY) {
                 lane = 0.0;
                 let left = d0.perp();
-                let bodies = &self.bodies;
+                let intents = &self.intents;
                 // The cells of the strip ahead: `look` long, `clear` wide on each side.
                 let pad = r + self.bodies.max_radius() + LANE_GAP_M;
                 let end = pos + d0 * look;
@@ -151,10 +157,11 @@ impl World {
                         let ahead = rel.dot(d0);
                         let clear = r + r_other + LANE_GAP_M;
                         let side = rel.dot(left);
-                        let Some(o) = bodies.at(j) else {
-                            return;
-                        };
-                        if o.want.dot(d0) >= -0.3 * o.want.length() {
+                        // The other's heading as its path sets it, not as its own
+                        // keep-right turned it (which depends on which of the two looked
+                        // first this tick) or anticipation bent it last tick.
+                        let o_want = intents[j];
+                        if o_want.dot(d0) >= -0.3 * o_want.length() {
                             return;
                         }
                         // Turn right until the other is `clear` to the left of the new heading.
