@@ -104,8 +104,18 @@ impl WallCells {
 
     /// Every wall within `reach` of `p` (and perhaps a few more), with a lower bound on the
     /// distance from `p` to any wall; or `None` when the lists cannot answer (reach over
-    /// [`MAX_REACH`], `p` off the grid or not finite).
+    /// [`MAX_REACH`], `p` off the grid or not finite). (The world reads the same through
+    /// [`WallCells::cell`] and [`WallCells::list`], remembering each body's cell.)
+    #[cfg(test)]
     pub(crate) fn near(&self, p: Vec2, reach: f32) -> Option<(f32, &[u32])> {
+        let (bound, from, to) = self.list(self.cell(p, reach)?);
+        Some((bound, self.items(from, to)))
+    }
+
+    /// The cell whose list [`WallCells::near`] reads for `p` and `reach`, or `None` when
+    /// the lists cannot answer.
+    #[inline]
+    pub(crate) fn cell(&self, p: Vec2, reach: f32) -> Option<u32> {
         // NaN reaches are refused too.
         if reach.is_nan() || reach > MAX_REACH || self.cols == 0 {
             return None;
@@ -117,9 +127,22 @@ impl WallCells {
         if !inside {
             return None;
         }
-        let c = (fy as usize) * self.cols + fx as usize;
+        Some(((fy as usize) * self.cols + fx as usize) as u32)
+    }
+
+    /// Cell `c`'s wall distance bound and where its list lies in the items (see
+    /// [`WallCells::items`]).
+    #[inline]
+    pub(crate) fn list(&self, c: u32) -> (f32, u32, u32) {
+        let c = c as usize;
         let ((from, bound), (to, _)) = (self.start[c], self.start[c + 1]);
-        Some((bound, &self.items[from as usize..to as usize]))
+        (bound, from, to)
+    }
+
+    /// The walls of a list [`WallCells::list`] gave.
+    #[inline]
+    pub(crate) fn items(&self, from: u32, to: u32) -> &[u32] {
+        &self.items[from as usize..to as usize]
     }
 }
 

@@ -299,7 +299,7 @@ impl World {
         let wall_reach = radius + step + 0.01;
         let walls = self
             .obstacles
-            .near(&self.mesh, from, wall_reach, wall_reach);
+            .near_for(i, &self.mesh, from, wall_reach, wall_reach);
         let bound = walls.bound;
         self.circling.walls.clear();
         let far = radius + step + SLACK;

@@ -22,9 +22,9 @@ impl World {
                 let after = if self.known_wall_free(i, next, r) {
                     0.0
                 } else {
-                    self.obstacles.depth(&self.mesh, next, r)
+                    self.obstacles.depth(i, &self.mesh, next, r)
                 };
-                after <= 0.0 || after <= self.obstacles.depth(&self.mesh, pos, r) - 1e-6
+                after <= 0.0 || after <= self.obstacles.depth(i, &self.mesh, pos, r) - 1e-6
             };
             let tick = self.tick.0;
             let Some(b) = self.bodies.at_mut(i) else {

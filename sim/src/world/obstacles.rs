@@ -20,6 +20,11 @@ pub(super) struct Obstacles {
     cells: WallCells,
     /// Per slot, the last wall depth measured: `(pos, radius, depth)` (radius < 0: none).
     depth_memo: Vec<(Vec2, f32, f32)>,
+    /// Per slot, the wall cell its last query read, with what [`WallCells::list`] gave for
+    /// it: `(cell, bound, from, to)` (`u32::MAX`: none). A body stays in its cell (1 m)
+    /// for many ticks, and its own slot's memory is warmer than the map's cell table. The
+    /// lists never change, so a remembered one is the one a lookup would give.
+    cell_memo: Vec<(u32, f32, u32, u32)>,
     /// Wall query scratch: the mesh's answer, and the same as `u32`.
     mesh_scratch: Vec<usize>,
     scratch: Vec<u32>,
@@ -67,6 +72,7 @@ impl Obstacles {
             doors_closed,
             cells: WallCells::new(mesh),
             depth_memo: Vec::new(),
+            cell_memo: Vec::new(),
             mesh_scratch: Vec::new(),
             scratch: Vec::new(),
         }
@@ -111,9 +117,6 @@ impl Obstacles {
     /// cell list, or, for reaches the lists do not cover, the mesh's answer. Empty when the
     /// cell's bound shows that no wall is within `limit` of `p` (the callers only use walls
     /// closer than that).
-    // Always inlined: the circling phase asks once per body and tick, and a call costs
-    // about as much as the cell lookup it wraps.
-    #[inline(always)]
     pub(super) fn near(
         &mut self,
         mesh: &NavMesh,
@@ -121,11 +124,40 @@ impl Obstacles {
         reach: f32,
         limit: f32,
     ) -> NearWalls<'_> {
+        self.near_for(usize::MAX, mesh, p, reach, limit)
+    }
+
+    /// [`Obstacles::near`] for the body in slot `slot`, whose last cell list is remembered
+    /// (`usize::MAX`: no slot).
+    // Always inlined: the circling phase asks once per body and tick, and a call costs
+    // about as much as the cell lookup it wraps.
+    #[inline(always)]
+    pub(super) fn near_for(
+        &mut self,
+        slot: usize,
+        mesh: &NavMesh,
+        p: Vec2,
+        reach: f32,
+        limit: f32,
+    ) -> NearWalls<'_> {
         let walls = &self.walls;
-        if let Some((bound, list)) = self.cells.near(p, reach) {
+        if let Some(c) = self.cells.cell(p, reach) {
+            let (bound, from, to) = match self.cell_memo.get_mut(slot) {
+                Some(&mut (memo, bound, from, to)) if memo == c => (bound, from, to),
+                Some(memo) => {
+                    let (bound, from, to) = self.cells.list(c);
+                    *memo = (c, bound, from, to);
+                    (bound, from, to)
+                }
+                None => self.cells.list(c),
+            };
             return NearWalls {
                 bound,
-                ids: if bound >= limit { &[] } else { list },
+                ids: if bound >= limit {
+                    &[]
+                } else {
+                    self.cells.items(from, to)
+                },
                 walls,
             };
         }
@@ -146,10 +178,11 @@ impl Obstacles {
         }
     }
 
-    /// Distance from `pos` to the nearest wall or closed door, capped at `radius`.
-    pub(super) fn clearance(&mut self, mesh: &NavMesh, pos: Vec2, radius: f32) -> f32 {
+    /// Distance from `pos` to the nearest wall or closed door, capped at `radius`, for
+    /// the body in slot `slot` (see [`Obstacles::near_for`]).
+    pub(super) fn clearance(&mut self, slot: usize, mesh: &NavMesh, pos: Vec2, radius: f32) -> f32 {
         let mut best = radius;
-        for (_, wall) in self.near(mesh, pos, radius, radius).iter() {
+        for (_, wall) in self.near_for(slot, mesh, pos, radius, radius).iter() {
             best = best.min(wall.distance_to_local_point(pos, true));
         }
         for (d, closed) in self.doors() {
@@ -161,9 +194,10 @@ impl Obstacles {
     }
 
     /// How deep a disc at `pos` reaches into walls and closed doors (0 when clear), and,
-    /// when the centre is off the mesh, at least the radius.
-    pub(super) fn depth(&mut self, mesh: &NavMesh, pos: Vec2, radius: f32) -> f32 {
-        let clearance = self.clearance(mesh, pos, radius);
+    /// when the centre is off the mesh, at least the radius; for the body in slot `slot`
+    /// (see [`Obstacles::near_for`]).
+    pub(super) fn depth(&mut self, slot: usize, mesh: &NavMesh, pos: Vec2, radius: f32) -> f32 {
+        let clearance = self.clearance(slot, mesh, pos, radius);
         if clearance >= radius {
             // A disc clear of every wall is wholly on the mesh or wholly inside an obstacle;
             // bodies never get wholly inside one (spawns snap to the mesh, walls win), so
@@ -189,15 +223,16 @@ impl Obstacles {
         {
             return depth;
         }
-        let depth = self.depth(mesh, pos, radius);
+        let depth = self.depth(i, mesh, pos, radius);
         if let Some(m) = self.depth_memo.get_mut(i) {
             *m = (pos, radius, depth);
         }
         depth
     }
 
-    /// Makes room in the depth memo for `slots` slots.
+    /// Makes room in the memos for `slots` slots.
     pub(super) fn fit_memo(&mut self, slots: usize) {
         self.depth_memo.resize(slots, (Vec2::ZERO, -1.0, 0.0));
+        self.cell_memo.resize(slots, (u32::MAX, 0.0, 0, 0));
     }
 }
