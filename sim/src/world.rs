@@ -84,8 +84,9 @@ pub struct World {
     contacts: Contacts,
     circling: CirclingScratch,
     anticipation: AnticipationScratch,
-    /// Each slot's wanted velocity as steering set it, before keep-right and anticipation
-    /// bend it (zero for empty slots): what keep-right reads of the others.
+    /// Each slot's wanted velocity as steering set it toward its path, before keep-right
+    /// and anticipation turn it (zero for empty slots): what keep-right reads of the
+    /// others.
     intents: Vec<Vec2>,
     congestion: Congestion,
     /// The output of the tick being run.

@@ -23,9 +23,9 @@ const TURN_REACH_M: f32 = 4.0;
 
 /// Whether a body at `pos` has come round corner `k` of `path` (not the last), which
 /// stands at `c`: it stands on the far side of the line through the corner and the next
-/// one from where the path came, and sees the next corner. A body pushed wide of its path by a crowd passes the
-/// corner there, instead of having to reach the corner point itself, which every path
-/// round that wall corner shares and a crowd can keep occupied.
+/// one from where the path came, and sees the next corner. A body pushed wide of its path
+/// by a crowd passes the corner there, instead of having to reach the corner point
+/// itself, which every path round that wall corner shares and a crowd can keep occupied.
 fn turned_corner(mesh: &NavMesh, path: &[Vec2], k: usize, c: Vec2, pos: Vec2) -> bool {
     // Near the corner first: it needs only the corner, which the body remembers, while
     // the corners on either side are in the path's own memory.
@@ -158,8 +158,7 @@ impl World {
                         let clear = r + r_other + LANE_GAP_M;
                         let side = rel.dot(left);
                         // The other's heading as its path sets it, not as its own
-                        // keep-right turned it (which depends on which of the two looked
-                        // first this tick) or anticipation bent it last tick.
+                        // keep-right turned it (which it has when its slot came first).
                         let o_want = intents[j];
                         if o_want.dot(d0) >= -0.3 * o_want.length() {
                             return;
