@@ -17,8 +17,12 @@ pub(crate) struct SpawnPlacer<'a> {
     pub(crate) blocked: usize,
 }
 
-/// Tries per spawn point before a blocked one is accepted.
-const SPAWN_TRIES: usize = 16;
+/// Tries per spawn point before a blocked one is accepted. Generous: at 10,000 NPCs on
+/// den520d the discs already placed cover about 70% of the floor by the last spawns, so
+/// 16 tries left a spawn blocked in about one run in three (it then overlapped another by
+/// up to a third of the radius until repulsion parted them); 256 fail with a chance of
+/// about 0.7^256.
+const SPAWN_TRIES: usize = 256;
 
 impl<'a> SpawnPlacer<'a> {
     /// A placer for discs of `radius`.
@@ -114,6 +118,30 @@ mod tests {
             assert!(mesh.nearest_wall(*p, 0.4).is_none());
             for q in &points[..i] {
                 assert!(p.distance(*q) >= 0.8);
+            }
+        }
+    }
+
+    /// Late spawns in a crowded floor: the discs placed cover most of the room left, and
+    /// each new one still finds a clear spot (with 16 tries a spawn, as before, some were
+    /// placed blocked).
+    #[test]
+    fn spawns_keep_clear_in_a_crowded_floor() {
+        let mesh = two_squares();
+        let mut placer = SpawnPlacer::new(&mesh, 0.4);
+        let mut rng = Rng::new(1);
+        let island = mesh.island(navmesh::TriId(0));
+        let mut points = Vec::new();
+        while points.len() < 55 {
+            let (p, at) = placer.place(&mut rng).unwrap();
+            if at == island {
+                points.push(p);
+            }
+        }
+        assert_eq!(placer.blocked, 0);
+        for (i, p) in points.iter().enumerate() {
+            for q in &points[..i] {
+                assert!(p.distance(*q) >= 0.8, "{p:?} and {q:?} overlap");
             }
         }
     }
