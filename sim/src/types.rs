@@ -33,7 +33,9 @@ impl fmt::Display for EntityId {
 pub enum Brain {
     /// Stands still unless given inputs (player characters use this).
     Idle,
-    /// Walks to random reachable points on its island, one after another.
+    /// Walks to random reachable points on its island, one after another. One that makes
+    /// no progress for half the stuck time gives its goal up and draws the next from the
+    /// points that turn away from it and lie in sight, when there are some.
     Wander,
     /// Walks a loop of points.
     Patrol(Vec<Vec2>),

@@ -4,6 +4,11 @@
 use super::{DT_SECS, World, to_point, to_vec};
 use crate::types::{Brain, Kind, Vec2};
 
+/// How many uniformly random points a wanderer that gave up its goal draws, at most, for a
+/// next goal that turns away from it and lies in sight (see
+/// `World::goal_after_giving_up`).
+const REDRAWS: usize = 32;
+
 impl World {
     /// Phase 2: NPC brains choose goals.
     pub fn run_brains(&mut self) {
@@ -30,21 +35,15 @@ impl World {
                         self.out.gave_up += 1;
                         blocked_dir = b.goal.map(|g| g - pos);
                     }
-                    // After giving up, head away from the jam: prefer a goal whose straight
-                    // direction turns away from the goal given up (the way the jam blocked;
-                    // the wanted heading of the last tick, bent by circling, anticipation
-                    // and lanes, points there less well, see docs/benchmarks.md), so jammed
-                    // bodies leave and the jam dissolves instead of being refilled.
-                    let mut pick = self.random_point_near(pos);
-                    if let Some(dir) = blocked_dir {
-                        for _ in 0..8 {
-                            if pick.is_none_or(|p| (p - pos).dot(dir) < 0.0) {
-                                break;
-                            }
-                            pick = self.random_point_near(pos);
-                        }
+                    // After giving up, head away from the jam, for a place in sight: a goal
+                    // whose straight direction turns away from the goal given up can still
+                    // lie round a wall, and its path then lead back through the jam (as on
+                    // den520d's S-shaped spine); one in sight is walked to straight (see
+                    // docs/benchmarks.md).
+                    match blocked_dir {
+                        Some(dir) => self.goal_after_giving_up(pos, dir),
+                        None => self.random_point_near(pos),
                     }
-                    pick
                 }
                 Brain::Patrol(points) => {
                     if b.goal.is_some() || points.is_empty() {
@@ -84,6 +83,32 @@ impl World {
                 self.paths.push(id, tick);
             }
         }
+    }
+
+    /// The next goal of a wanderer at `pos` that gave up the goal in direction `blocked`:
+    /// the first of up to [`REDRAWS`] uniformly random walkable points that turns away from
+    /// the goal given up and is in sight (no wall between); failing that, the first draw
+    /// that turns away; failing that, the last draw. Which of the draws is taken is all
+    /// that the rule decides: every draw is a uniformly random point, as every wanderer's
+    /// goal is.
+    fn goal_after_giving_up(&mut self, pos: Vec2, blocked: Vec2) -> Option<Vec2> {
+        let mut away = None;
+        let mut pick = None;
+        for _ in 0..REDRAWS {
+            pick = self.random_point_near(pos);
+            let p = pick?;
+            if (p - pos).dot(blocked) >= 0.0 {
+                continue;
+            }
+            if matches!(
+                self.mesh.raycast(to_point(pos), to_point(p)),
+                Ok(navmesh::Raycast::Clear)
+            ) {
+                return pick;
+            }
+            away = away.or(pick);
+        }
+        away.or(pick)
     }
 
     /// A uniformly random walkable point on the island under `near`.
