@@ -1,6 +1,8 @@
 //! Phase 2, brains: NPCs without a goal choose one (wander, patrol, gather) and ask the
 //! path queue for the way there.
 
+use navmesh::IslandId;
+
 use super::{DT_SECS, World, to_point, to_vec};
 use crate::types::{Brain, Kind, Vec2};
 
@@ -92,10 +94,12 @@ impl World {
     /// that the rule decides: every draw is a uniformly random point, as every wanderer's
     /// goal is.
     fn goal_after_giving_up(&mut self, pos: Vec2, blocked: Vec2) -> Option<Vec2> {
+        // The island is the same for every draw: looked up once.
+        let island = self.island_under(pos)?;
         let mut away = None;
         let mut pick = None;
         for _ in 0..REDRAWS {
-            pick = self.random_point_near(pos);
+            pick = self.random_point_on(island);
             let p = pick?;
             if (p - pos).dot(blocked) >= 0.0 {
                 continue;
@@ -113,10 +117,19 @@ impl World {
 
     /// A uniformly random walkable point on the island under `near`.
     fn random_point_near(&mut self, near: Vec2) -> Option<Vec2> {
-        let tri = self.mesh.nearest_point(to_point(near), 1e3)?.1;
-        let (point, _) = self
-            .mesh
-            .random_point_on_island(self.mesh.island(tri), &mut self.rng)?;
+        let island = self.island_under(near)?;
+        self.random_point_on(island)
+    }
+
+    /// The island of the mesh triangle nearest `p`.
+    fn island_under(&self, p: Vec2) -> Option<IslandId> {
+        let tri = self.mesh.nearest_point(to_point(p), 1e3)?.1;
+        Some(self.mesh.island(tri))
+    }
+
+    /// A uniformly random walkable point on `island`.
+    fn random_point_on(&mut self, island: IslandId) -> Option<Vec2> {
+        let (point, _) = self.mesh.random_point_on_island(island, &mut self.rng)?;
         Some(to_vec(point))
     }
 }
