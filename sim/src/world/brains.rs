@@ -10,6 +10,10 @@ use crate::types::{Brain, Kind, Vec2};
 /// next goal that turns away from it and lies in sight (see
 /// `World::goal_after_giving_up`).
 const REDRAWS: usize = 32;
+/// The least distance of the goal a wanderer that gave up prefers, metres: without it,
+/// preferring goals whose way is clear of jams would favour near ones (a short line
+/// crosses fewer jams), and the walks after giving up would grow short.
+const LEAVING_LEAST_M: f32 = 10.0;
 
 impl World {
     /// Phase 2: NPC brains choose goals.
@@ -89,30 +93,35 @@ impl World {
 
     /// The next goal of a wanderer at `pos` that gave up the goal in direction `blocked`:
     /// the first of up to [`REDRAWS`] uniformly random walkable points that turns away from
-    /// the goal given up and is in sight (no wall between); failing that, the first draw
-    /// that turns away; failing that, the last draw. Which of the draws is taken is all
-    /// that the rule decides: every draw is a uniformly random point, as every wanderer's
-    /// goal is.
+    /// the goal given up, is in sight (no wall between), at least [`LEAVING_LEAST_M`] away,
+    /// and whose straight way there meets no jam within 40 m (`World::line_meets_jam`: the
+    /// congestion costs a detour would go round); failing that, the first that turns away
+    /// and is in sight; failing that, the first that turns away; failing that, the last
+    /// draw. Which of the draws is taken is all that the rule decides: every draw is a
+    /// uniformly random point, as every wanderer's goal is.
     fn goal_after_giving_up(&mut self, pos: Vec2, blocked: Vec2) -> Option<Vec2> {
         // The island is the same for every draw: looked up once.
         let island = self.island_under(pos)?;
-        let mut away = None;
-        let mut pick = None;
+        let (mut away, mut in_sight, mut pick) = (None, None, None);
         for _ in 0..REDRAWS {
             pick = self.random_point_on(island);
             let p = pick?;
             if (p - pos).dot(blocked) >= 0.0 {
                 continue;
             }
-            if matches!(
+            away = away.or(pick);
+            if !matches!(
                 self.mesh.raycast(to_point(pos), to_point(p)),
                 Ok(navmesh::Raycast::Clear)
             ) {
+                continue;
+            }
+            in_sight = in_sight.or(pick);
+            if (p - pos).length() >= LEAVING_LEAST_M && !self.line_meets_jam(pos, p) {
                 return pick;
             }
-            away = away.or(pick);
         }
-        away.or(pick)
+        in_sight.or(away).or(pick)
     }
 
     /// A uniformly random walkable point on the island under `near`.

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use navmesh::TriId;
 
 use super::{DT_SECS, World, to_point};
-use crate::types::{CRAWL_RATIO, Kind};
+use crate::types::{CRAWL_RATIO, Kind, Vec2};
 
 /// How often the costs are refreshed, ticks (one simulated second).
 const REFRESH_TICKS: u64 = 20;
@@ -46,6 +46,10 @@ const DETOUR_SAMPLE_M: f32 = 2.0;
 /// Detours: the costs ahead, metres, that make a body ask for a detour (one crawling
 /// body in a triangle of 1 m size costs [`WEIGHT_M`]).
 const DETOUR_LEAST: f64 = WEIGHT_M;
+
+/// Leaving a jam (see `World::goal_after_giving_up`): how far along the straight line to a
+/// candidate goal a body that gave up looks for costs, metres.
+const LEAVING_LOOK_M: f32 = 40.0;
 
 /// `WorldConfig::detour_every_secs` in ticks (a bad number: never).
 fn detour_every_ticks(secs: f32) -> u64 {
@@ -112,6 +116,37 @@ impl World {
         });
         self.paths.set_triangle_costs(costs.clone());
         self.congestion.costs = costs;
+    }
+
+    /// Whether the straight line from `from` toward `to` enters, within [`LEAVING_LOOK_M`],
+    /// triangles costing [`DETOUR_LEAST`] or more together (sampled every
+    /// [`DETOUR_SAMPLE_M`], the triangle under `from` not counted): the jam a detour would
+    /// go round. With no costs in use (no jam, or the path queue behind), never.
+    pub(super) fn line_meets_jam(&self, from: Vec2, to: Vec2) -> bool {
+        let Some(costs) = self.congestion.costs.as_deref() else {
+            return false;
+        };
+        let length = (to - from).length();
+        if length <= 0.0 {
+            return false;
+        }
+        let (dir, reach) = ((to - from) / length, length.min(LEAVING_LOOK_M));
+        let mut last = self.mesh.locate(to_point(from));
+        let mut met = 0.0f64;
+        let mut along = DETOUR_SAMPLE_M / 2.0;
+        while along <= reach {
+            if let Some(tri) = self.mesh.locate_near(last, to_point(from + dir * along))
+                && last != Some(tri)
+            {
+                last = Some(tri);
+                met += costs[tri.index()];
+                if met >= DETOUR_LEAST {
+                    return true;
+                }
+            }
+            along += DETOUR_SAMPLE_M;
+        }
+        false
     }
 
     /// Detours: once a second (staggered over the ticks by slot), each body walking a path
