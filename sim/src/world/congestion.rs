@@ -12,7 +12,9 @@
 //! it), and the search (`NavMeshQuery::set_triangle_costs`) returns the way of least
 //! length plus costs. Paths are searched when a body gets a goal (or replans after
 //! circling), and bodies already on their way ask for a detour when their path leads
-//! into a jam within [`DETOUR_LOOK_M`] (see `World::reroute`). Players' paths are the
+//! into a jam within [`DETOUR_LOOK_M`] (see `World::reroute`); a wanderer that gave up a
+//! goal prefers a next one whose straight way meets no jam (`World::line_meets_jam`, used
+//! by `World::goal_after_giving_up`). Players' paths are the
 //! shortest ones, without costs or detours: a player chose where to go, and a way round
 //! a crowd hundreds of metres long is not what it asked for.
 //!
