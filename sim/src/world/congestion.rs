@@ -121,34 +121,49 @@ impl World {
     }
 
     /// Whether the straight line from `from` toward `to` enters, within [`LEAVING_LOOK_M`],
-    /// triangles costing [`DETOUR_LEAST`] or more together (sampled every
-    /// [`DETOUR_SAMPLE_M`], the triangle under `from` not counted): the jam a detour would
-    /// go round. With no costs in use (no jam, or the path queue behind), never.
+    /// triangles costing [`DETOUR_LEAST`] or more together (see `World::costs_entered`):
+    /// the jam a detour would go round. With no costs in use (no jam, or the path queue
+    /// behind), never.
     pub(super) fn line_meets_jam(&self, from: Vec2, to: Vec2) -> bool {
-        let Some(costs) = self.congestion.costs.as_deref() else {
-            return false;
-        };
-        let length = (to - from).length();
-        if length <= 0.0 {
-            return false;
-        }
-        let (dir, reach) = ((to - from) / length, length.min(LEAVING_LOOK_M));
+        self.congestion.costs.as_deref().is_some_and(|costs| {
+            self.costs_entered(costs, from, [to], LEAVING_LOOK_M) >= DETOUR_LEAST
+        })
+    }
+
+    /// The `costs` of the triangles a walk from `from` through `points` enters within
+    /// `look` metres, sampled every [`DETOUR_SAMPLE_M`] (the triangle under `from` not
+    /// counted), summed until they reach [`DETOUR_LEAST`].
+    fn costs_entered(
+        &self,
+        costs: &[f64],
+        from: Vec2,
+        points: impl IntoIterator<Item = Vec2>,
+        look: f32,
+    ) -> f64 {
+        let mut entered = 0.0f64;
         let mut last = self.mesh.locate(to_point(from));
-        let mut met = 0.0f64;
+        let (mut from, mut left) = (from, look);
         let mut along = DETOUR_SAMPLE_M / 2.0;
-        while along <= reach {
-            if let Some(tri) = self.mesh.locate_near(last, to_point(from + dir * along))
-                && last != Some(tri)
-            {
-                last = Some(tri);
-                met += costs[tri.index()];
-                if met >= DETOUR_LEAST {
-                    return true;
-                }
+        for to in points {
+            if left <= 0.0 || entered >= DETOUR_LEAST {
+                break;
             }
-            along += DETOUR_SAMPLE_M;
+            let seg = (to - from).length();
+            while along <= seg && left > 0.0 {
+                let p = from + (to - from) * (along / seg);
+                if let Some(tri) = self.mesh.locate_near(last, to_point(p))
+                    && last != Some(tri)
+                {
+                    last = Some(tri);
+                    entered += costs[tri.index()];
+                }
+                along += DETOUR_SAMPLE_M;
+                left -= DETOUR_SAMPLE_M;
+            }
+            along -= seg;
+            from = to;
         }
-        false
+        entered
     }
 
     /// Detours: once a second (staggered over the ticks by slot), each body walking a path
@@ -186,30 +201,14 @@ impl World {
             {
                 continue;
             }
-            // The costs of the triangles the path enters within the look, sampled every
-            // `DETOUR_SAMPLE_M` (the body's own triangle is paid already).
-            let mut ahead = 0.0f64;
-            let mut last = self.mesh.locate(to_point(b.pos));
-            let (mut from, mut left, mut k) = (b.pos, DETOUR_LOOK_M, b.corner);
-            let mut along = DETOUR_SAMPLE_M / 2.0;
-            while left > 0.0 && k < b.path.len() {
-                let to = b.path[k];
-                let seg = (to - from).length();
-                while along <= seg && left > 0.0 {
-                    let p = from + (to - from) * (along / seg);
-                    if let Some(tri) = self.mesh.locate_near(last, to_point(p))
-                        && last != Some(tri)
-                    {
-                        last = Some(tri);
-                        ahead += costs[tri.index()];
-                    }
-                    along += DETOUR_SAMPLE_M;
-                    left -= DETOUR_SAMPLE_M;
-                }
-                along -= seg;
-                from = to;
-                k += 1;
-            }
+            // The costs the path enters within the look (the body's own triangle is paid
+            // already).
+            let ahead = self.costs_entered(
+                &costs,
+                b.pos,
+                b.path.iter().skip(b.corner).copied(),
+                DETOUR_LOOK_M,
+            );
             if ahead < DETOUR_LEAST {
                 continue;
             }
