@@ -14,6 +14,15 @@ const REDRAWS: usize = 32;
 /// preferring goals whose way is clear of jams would favour near ones (a short line
 /// crosses fewer jams), and the walks after giving up would grow short.
 const LEAVING_LEAST_M: f32 = 10.0;
+/// How far round a wanderer that gave up it counts the crowd it leaves, metres (see
+/// `World::leaving_side`): about a body's walk of four seconds, the size of the packs that
+/// hold bodies fast on den520d's spine.
+const LEAVING_CROWD_M: f32 = 6.5;
+/// The least number of bodies within [`LEAVING_CROWD_M`] that make a crowd to leave.
+const LEAVING_CROWD_LEAST: usize = 3;
+/// How far off a body the crowd's middle must lie for its side to tell a way out,
+/// metres: a crowd all round (a body penned in a ring) does not.
+const LEAVING_OFF_MIDDLE_M: f32 = 0.1;
 
 impl World {
     /// Phase 2: NPC brains choose goals.
@@ -45,9 +54,14 @@ impl World {
                     // whose straight direction turns away from the goal given up can still
                     // lie round a wall, and its path then lead back through the jam (as on
                     // den520d's S-shaped spine); one in sight is walked to straight (see
-                    // docs/benchmarks.md).
+                    // docs/benchmarks.md). Away from the goal given up, unless the body
+                    // stands at one side of a crowd: then away from the crowd's middle,
+                    // the nearer way out.
                     match blocked_dir {
-                        Some(dir) => self.goal_after_giving_up(pos, dir),
+                        Some(dir) => {
+                            let back = self.leaving_side(i, pos).unwrap_or(dir);
+                            self.goal_after_giving_up(pos, back)
+                        }
                         None => self.random_point_near(pos),
                     }
                 }
@@ -91,9 +105,11 @@ impl World {
         }
     }
 
-    /// The next goal of a wanderer at `pos` that gave up the goal in direction `blocked`:
-    /// the first of up to [`REDRAWS`] uniformly random walkable points that turns away from
-    /// the goal given up, is in sight (no wall between), at least [`LEAVING_LEAST_M`] away,
+    /// The next goal of a wanderer at `pos` that gave up its goal, to be left on the side
+    /// away from `blocked` (the direction of the goal given up, or of the middle of the
+    /// crowd the body stands at the side of, `World::leaving_side`): the first of up to
+    /// [`REDRAWS`] uniformly random walkable points that turns away from `blocked`, is in
+    /// sight (no wall between), at least [`LEAVING_LEAST_M`] away,
     /// and whose straight way there meets no jam within 40 m (`World::line_meets_jam`: the
     /// congestion costs a detour would go round); failing that, the first that turns away
     /// and is in sight; failing that, the first that turns away; failing that, the last
@@ -122,6 +138,35 @@ impl World {
             }
         }
         in_sight.or(away).or(pick)
+    }
+
+    /// Where the crowd round body `i` at `pos` stands, for a wanderer that gave up to turn
+    /// away from: the direction from `pos` to the middle (the mean position) of the other
+    /// bodies within [`LEAVING_CROWD_M`], when there are at least [`LEAVING_CROWD_LEAST`]
+    /// of them and their middle lies at least [`LEAVING_OFF_MIDDLE_M`] off `pos`. A body
+    /// that gave up is usually held in a pack whose bodies walk every way (streams
+    /// crossing); turning away from its own goal can send it across the pack's middle,
+    /// where it is held again, while the side away from the middle is the pack's nearest
+    /// edge (see docs/benchmarks.md).
+    fn leaving_side(&self, i: usize, pos: Vec2) -> Option<Vec2> {
+        let (mut sum, mut count) = (Vec2::ZERO, 0usize);
+        self.grid.for_each_near(pos, LEAVING_CROWD_M, |j| {
+            if j == i {
+                return;
+            }
+            if let Some(o) = self.bodies.at(j) {
+                let off = o.pos - pos;
+                if off.length_squared() < LEAVING_CROWD_M * LEAVING_CROWD_M {
+                    sum += off;
+                    count += 1;
+                }
+            }
+        });
+        if count < LEAVING_CROWD_LEAST {
+            return None;
+        }
+        let middle = sum / count as f32;
+        (middle.length() >= LEAVING_OFF_MIDDLE_M).then_some(middle)
     }
 
     /// A uniformly random walkable point on the island under `near`.

@@ -1,6 +1,7 @@
 //! Giving up: a wanderer that makes no progress for half the stuck time gives up its
-//! goal, and picks its next one away from the goal it gave up, in sight, and not beyond a
-//! jam, so that a jam's bodies leave instead of pressing back in.
+//! goal, and picks its next one away from the goal it gave up (or, at the side of a crowd,
+//! away from the crowd's middle), in sight, and not beyond a jam, so that a jam's bodies
+//! leave instead of pressing back in.
 
 use navmesh::{NavMesh, Point, Raycast};
 use sim::{Brain, EntityId, Input, Vec2, World, WorldConfig};
@@ -12,20 +13,22 @@ const ROOM: &str = r#"{"regions": [{"outer": [[0, 0], [60, 0], [60, 60], [0, 60]
     "holes": [[[32, 10], [32, 50], [34, 50], [34, 10]]]}]}"#;
 
 /// Where the penned wanderers stand: west of the wall, close to it, so that the way to
-/// [`GOAL`] (round the wall's nearer end) sets off far from the goal's direction.
+/// [`GOAL`] (round the wall's nearer end) sets off far from the goal's direction. The pens
+/// stand 7.5 m apart, so that no wanderer counts the bodies of another pen as a crowd to
+/// leave (they are beyond 6.5 m): each gives up in its own ring, a crowd all round it.
 const PENS: [(f32, f32); 12] = [
-    (29.5, 16.0),
-    (29.5, 21.0),
-    (29.5, 26.0),
-    (29.5, 34.0),
-    (29.5, 39.0),
-    (29.5, 44.0),
-    (26.5, 16.0),
-    (26.5, 21.0),
-    (26.5, 26.0),
-    (26.5, 34.0),
-    (26.5, 39.0),
-    (26.5, 44.0),
+    (29.5, 12.0),
+    (29.5, 19.5),
+    (29.5, 27.0),
+    (29.5, 34.5),
+    (29.5, 42.0),
+    (29.5, 49.5),
+    (22.0, 12.0),
+    (22.0, 19.5),
+    (22.0, 27.0),
+    (22.0, 34.5),
+    (22.0, 42.0),
+    (22.0, 49.5),
 ];
 
 /// The goal every penned wanderer is sent to, just east of the wall.
@@ -115,9 +118,9 @@ fn a_wanderer_that_gives_up_turns_away_from_the_goal_it_gave_up() {
          {away_from_want} from the heading wanted",
         picks.len()
     );
-    // A pick is a uniformly random point, redrawn up to eight times while it lies on the
-    // goal's side: at least half the room is away from the goal from every pen, so all
-    // twelve turn away but for a 1-in-500 chance each.
+    // A pick is a uniformly random point, redrawn up to 32 times while it lies on the
+    // goal's side: at least a sixth of the room is away from the goal from every pen, so
+    // each of the twelve turns away but for a chance below 1 in 250.
     assert!(away_from_goal >= 11, "{away_from_goal} of 12 turned away");
 }
 
@@ -126,22 +129,22 @@ fn a_wanderer_that_gives_up_turns_away_from_the_goal_it_gave_up() {
 const U: &str = r#"{"regions": [{"outer": [[0, 0], [60, 0], [60, 60], [40, 60], [40, 20],
     [20, 20], [20, 60], [0, 60]]}]}"#;
 
-/// Pens in the U's west arm, and the goal they are sent to at the arm's far end: from
-/// each pen, 38 to 62% of the floor that turns away from the goal (the east arm, much of
-/// the bottom) is out of sight behind the notch.
+/// Pens in the U's west arm, 7.5 m apart (as [`PENS`]), and the goal they are sent to at
+/// the arm's far end: from each pen, much of the floor that turns away from the goal (the
+/// east arm, much of the bottom) is out of sight behind the notch.
 const U_PENS: [(f32, f32); 12] = [
-    (5.0, 30.0),
-    (10.0, 30.0),
-    (15.0, 30.0),
-    (5.0, 36.0),
-    (10.0, 36.0),
-    (15.0, 36.0),
-    (5.0, 42.0),
-    (10.0, 42.0),
-    (15.0, 42.0),
-    (5.0, 48.0),
-    (10.0, 48.0),
-    (15.0, 48.0),
+    (2.5, 24.0),
+    (10.0, 24.0),
+    (17.5, 24.0),
+    (2.5, 31.5),
+    (10.0, 31.5),
+    (17.5, 31.5),
+    (2.5, 39.0),
+    (10.0, 39.0),
+    (17.5, 39.0),
+    (2.5, 46.5),
+    (10.0, 46.5),
+    (17.5, 46.5),
 ];
 const U_GOAL: Vec2 = Vec2::new(10.0, 58.0);
 
@@ -272,4 +275,109 @@ fn a_wanderer_that_gives_up_does_not_head_into_a_jam() {
         "only {picks} picks: the wanderers must give up again and again"
     );
     assert_eq!(into_jam, 0, "{into_jam} of {picks} picks head into the jam");
+}
+
+/// An open 60 m square.
+const SQUARE: &str = r#"{"regions": [{"outer": [[0, 0], [60, 0], [60, 60], [0, 60]]}]}"#;
+
+/// The crowd of [`a_wanderer_that_gives_up_at_the_side_of_a_crowd_leaves_by_its_edge`]:
+/// standing bodies on a 1 m grid over x 25–40, y 20–40 (0.2 m between neighbours, so no
+/// body inside it can move), as a box grown by a body's radius.
+const CROWD: (Vec2, Vec2) = (Vec2::new(24.6, 19.6), Vec2::new(40.4, 40.4));
+
+/// How far the straight way from `from` (inside `CROWD`) toward `to` runs before it leaves
+/// the crowd's box.
+fn way_inside_crowd(from: Vec2, to: Vec2) -> f32 {
+    let d = (to - from).normalize();
+    let (lo, hi) = CROWD;
+    let exit = |p: f32, v: f32, lo: f32, hi: f32| {
+        if v > 0.0 {
+            (hi - p) / v
+        } else if v < 0.0 {
+            (lo - p) / v
+        } else {
+            f32::INFINITY
+        }
+    };
+    exit(from.x, d.x, lo.x, hi.x).min(exit(from.y, d.y, lo.y, hi.y))
+}
+
+/// A wanderer that gives up at the side of a crowd leaves it by the crowd's nearer edge,
+/// not across it: five wanderers stand in the west column of a crowd held fast (standing
+/// bodies 0.2 m apart), sent to a goal due north of them across the crowd; each gives up
+/// goal after goal (it never makes progress), and the straight ways of its next goals run
+/// inside the crowd for 3.0 m on average (the west edge is about 1 m away; a goal is still
+/// any draw on the side away from the crowd's middle, some of them steeply south or north).
+/// Turning away from the goal given up instead (the rule before, which sends a body south,
+/// along the column and through the crowd), they ran inside it for 9.5 m on average, and
+/// the test fails (the world is seeded: the same every run).
+#[test]
+fn a_wanderer_that_gives_up_at_the_side_of_a_crowd_leaves_by_its_edge() {
+    let mesh = polygon_mesh(SQUARE);
+    let mut world = World::new(WorldConfig::default(), mesh, 7);
+    let column = [23.0, 27.0, 30.0, 33.0, 37.0];
+    let mut spawns = Vec::new();
+    for i in 0..=15 {
+        for j in 0..=20 {
+            let (x, y) = (25.0 + i as f32, 20.0 + j as f32);
+            let brain = if i == 1 && column.contains(&y) {
+                Brain::Wander
+            } else {
+                Brain::Idle
+            };
+            spawns.push(npc(x, y, 0.4, brain));
+        }
+    }
+    let ids: Vec<EntityId> = world.step(&spawns).spawned;
+    assert_eq!(ids.len(), spawns.len(), "every body spawned");
+    let wanderers: Vec<EntityId> = ids
+        .iter()
+        .zip(&spawns)
+        .filter(|(_, s)| {
+            matches!(
+                s,
+                Input::Spawn {
+                    brain: Brain::Wander,
+                    ..
+                }
+            )
+        })
+        .map(|(&id, _)| id)
+        .collect();
+    assert_eq!(wanderers.len(), column.len());
+    let north = Vec2::new(26.0, 55.0);
+    let orders: Vec<Input> = wanderers
+        .iter()
+        .map(|&id| Input::MoveTo(id, north))
+        .collect();
+    world.step(&orders);
+    let mut goals: Vec<Option<Vec2>> = vec![Some(north); wanderers.len()];
+    let (mut picks, mut inside) = (0, 0.0);
+    for _ in 0..600 {
+        world.step(&[]);
+        for (k, &id) in wanderers.iter().enumerate() {
+            let detail = world.inspect(id).expect("wanderer lives");
+            let now = detail.goal;
+            if now != goals[k]
+                && let Some(next) = now
+            {
+                let pos = detail.view.pos;
+                let way = way_inside_crowd(pos, next);
+                picks += 1;
+                inside += way;
+                eprintln!("wanderer {k} at {pos:?} picked {next:?}, {way:.1} m inside the crowd");
+            }
+            goals[k] = now;
+        }
+    }
+    let mean = inside / picks.max(1) as f32;
+    eprintln!("{picks} picks, ways {mean:.2} m inside the crowd on average");
+    assert!(
+        picks >= 40,
+        "only {picks} picks: the wanderers must give up again and again"
+    );
+    assert!(
+        mean < 5.0,
+        "the ways ran {mean:.2} m inside the crowd on average"
+    );
 }
