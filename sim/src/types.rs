@@ -35,8 +35,9 @@ pub enum Brain {
     Idle,
     /// Walks to random reachable points on its island, one after another. One that makes
     /// no progress for half the stuck time gives its goal up and draws the next from the
-    /// points that turn away from it and lie in sight, preferring those at least 10 m off
-    /// whose straight way meets no jam (the congestion costs) within 40 m.
+    /// points that turn away from it (at the side of a crowd, away from the crowd's middle)
+    /// and lie in sight, preferring those at least 10 m off whose straight way meets no jam
+    /// (the congestion costs) within 40 m.
     Wander,
     /// Walks a loop of points.
     Patrol(Vec<Vec2>),
