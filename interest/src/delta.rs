@@ -15,13 +15,13 @@
 //! `protocol` as the specification; `tests/same_bytes.rs` compares the two on moving
 //! crowds.
 
-use std::ops::Range;
-
 use protocol::codec::{encode_snapshot_datagram, net_id_len, snapshot_header_len};
 use protocol::view::rank_key;
 use protocol::{BuildError, Change, EntityState, NetId, Snapshot};
 
 use crate::frame::Frame;
+use crate::history::{Diff, Op};
+use crate::schedule;
 
 mod members;
 
@@ -29,7 +29,7 @@ pub(crate) use members::Members;
 
 /// What a snapshot would do with one entity, when it fits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Act {
+pub(crate) enum Act {
     /// In the baseline only.
     Leave,
     /// Now only.
@@ -70,16 +70,18 @@ impl Act {
     }
 }
 
-/// What a merge wrote: the number of items, and of leaves and replacements among them.
+/// What a merge wrote: the number of items, of leaves and entering bodies among them, and
+/// of the baseline's members whose kind or radius changed (looked at or held).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Merged {
     pub count: usize,
     pub leaves: usize,
+    pub enters: usize,
     pub replaces: usize,
 }
 
 /// One entity the snapshot would send: its act, where it is in the baseline (for an entity
-/// entering, where it would be inserted) and in the frame (for a leave, nowhere). Its wire
+/// entering, where it would be inserted) and its rank in the frame (for a leave, none). Its wire
 /// cost is worked out only when the spending reaches it ([`item_cost`]): most items are
 /// never reached.
 #[derive(Clone, Copy, Debug)]
@@ -106,14 +108,15 @@ pub(crate) struct Plan {
     snapshot: Snapshot,
     /// The ranked items after the first `fit` that could still fit, for a second pass.
     later: Vec<u64>,
-    /// The changed entities of the new view, applied once its runs are copied: where each
-    /// lands in the view, and its body in the frame.
-    patches: Vec<(u32, u32)>,
     /// For each baseline entity, its rank in this frame when the id merge found it there
     /// (else `u32::MAX`): the new view's ranks.
     base_ranks: Vec<u32>,
-    /// Bodies near the viewer that are not in its baseline: rank, place, squared distance.
-    enters: Vec<(u32, u32, f32)>,
+    /// Bodies near the viewer that are not in its baseline: rank, squared distance.
+    enters: Vec<(u32, f32)>,
+    /// The places in the baseline of the members a snapshot looks at, and a flag for each
+    /// member telling whether it is one.
+    due: Vec<u32>,
+    flags: Vec<u8>,
 }
 
 /// Where the new view's ranks come from: the baseline's own (its members were looked up
@@ -145,24 +148,26 @@ pub(crate) struct Known {
     /// its id, kind and radius, when there is one: a snapshot against this view from a
     /// frame of that roster need not check who each member is.
     pub roster: Option<u64>,
+    /// Whether bodies entering the view were left out of it for want of room: the next
+    /// snapshot against it scans for them again ([`crate::schedule::scans`]).
+    pub backlog: bool,
 }
 
 impl Known {
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.states.clear();
         self.ranks.clear();
         self.roster = None;
+        self.backlog = false;
     }
 
-    /// Copies `other`'s entities in `range`, with their ranks from `ranks`.
-    fn extend_from(&mut self, other: &Known, ranks: &[u32], range: Range<usize>) {
-        self.states.extend_from_slice(&other.states[range.clone()]);
-        self.ranks.extend_from_slice(&ranks[range]);
-    }
-
-    fn push(&mut self, state: EntityState, rank: u32) {
-        self.states.push(state);
-        self.ranks.push(rank);
+    /// Makes this a copy of `other`.
+    pub(crate) fn copy_from(&mut self, other: &Known) {
+        self.clear();
+        self.states.extend_from_slice(&other.states);
+        self.ranks.extend_from_slice(&other.ranks);
+        self.roster = other.roster;
+        self.backlog = other.backlog;
     }
 
     /// The id of the entity at `at` as a [`key`], if there is one.
@@ -180,15 +185,20 @@ pub(crate) struct Inputs<'a> {
     pub marks: &'a mut [u64],
     /// How many bits are set.
     pub marked: usize,
-    /// For every marked body, by rank: its place in the frame and its squared distance
-    /// from the viewer.
-    pub near: &'a [(u32, f32)],
+    /// For every marked body, by rank: its squared distance from the viewer.
+    pub near: &'a [f32],
     pub me: NetId,
     /// Squared view radius: bodies beyond it enter no view, but stay in one up to the outer
     /// reach.
     pub radius2: f32,
     /// The acknowledged view (empty without one).
     pub base: &'a Known,
+    /// The viewer's position, the snapshot's tick and whether it scans for entering
+    /// bodies: which members it looks at and whether bodies enter ([`crate::schedule`]).
+    pub at: (f32, f32),
+    pub tick: u64,
+    pub gap: u64,
+    pub scan: bool,
 }
 
 /// Ids as one integer, ordered like `NetId`'s `Ord` (index, then generation).
@@ -284,7 +294,7 @@ fn delta_len(value: i32) -> usize {
 /// [`protocol::codec::entity_len`] count for what it sends.
 #[inline(always)]
 fn item_cost(item: Item, frame: &Frame, base: &Known) -> usize {
-    let now = || &frame.bodies[item.now as usize];
+    let now = || &frame.by_rank[item.now as usize];
     let old = || &base.states[item.base as usize];
     match item.act {
         Act::Leave => net_id_len(&old().id),
@@ -299,14 +309,6 @@ fn item_cost(item: Item, frame: &Frame, base: &Known) -> usize {
             let motion = 1 + usize::from(now.state.motion != old.motion);
             usize::from(now.id_cost) + delta_len(dx) + delta_len(dy) + motion
         }
-    }
-}
-
-/// Sets (`on`) or clears the bit of `rank`.
-fn flip(bits: &mut [u64], rank: u32, on: bool) {
-    if let Some(word) = bits.get_mut(rank as usize / 64) {
-        let bit = 1 << (rank % 64);
-        *word = if on { *word | bit } else { *word & !bit };
     }
 }
 
@@ -351,6 +353,10 @@ impl Plan {
             me,
             radius2,
             base,
+            at,
+            tick,
+            gap,
+            scan,
         } = inputs;
         self.reserve(marked + base.states.len());
         // Every baseline entity is either found (its rank is written) or leaves (`u32::MAX`).
@@ -362,7 +368,7 @@ impl Plan {
             terms: &mut self.terms,
             len: 0,
         };
-        let (mut at_base, mut leaves, mut replaces) = (0, 0, 0);
+        let (mut at_base, mut leaves, mut enters, mut replaces) = (0, 0, 0, 0);
         let me = key(me);
         let base_states = &base.states[..];
         let leave = |out: &mut Out<'_>, b: usize| {
@@ -373,28 +379,58 @@ impl Plan {
             };
             out.push(item, Terms::FIRST);
         };
+        let looked_at = |old: &EntityState| schedule::due(tick, gap, old, at) || key(old.id) == me;
+        // A member beyond the outer reach leaves when looked at; until then it is held,
+        // unless it is gone from the world. Returns its rank when held.
+        let held = |old: &EntityState| {
+            if looked_at(old) {
+                None
+            } else {
+                frame.rank_of(old.id)
+            }
+        };
+        // A held member whose kind or radius changed: the new view's ranks do not name it
+        // in the frame's roster.
+        let reshaped = |old: &EntityState, rank: u32| {
+            let now = &frame.by_rank[rank as usize].state;
+            usize::from(Act::between(old, now) == Some(Act::Replace))
+        };
         // The marks, walked in rank order, visit the candidates in id order; the baseline is
         // walked alongside.
         for (w, word) in marks.iter_mut().enumerate() {
             let mut bits = std::mem::take(word);
             while bits != 0 {
                 let rank = w * 64 + bits.trailing_zeros() as usize;
-                let (place, d2) = near[rank];
+                let d2 = near[rank];
                 bits &= bits - 1;
-                let body = &frame.bodies[place as usize];
+                let body = &frame.by_rank[rank];
                 let id = key(body.state.id);
-                // Baseline entities before this one are not candidates: they leave.
+                // Baseline entities before this one are beyond the outer reach: they leave
+                // when looked at.
                 while base.key_at(at_base).is_some_and(|key| key < id) {
-                    leave(&mut out, at_base);
-                    self.base_ranks[at_base] = u32::MAX;
-                    leaves += 1;
+                    if let Some(rank) = held(&base_states[at_base]) {
+                        self.base_ranks[at_base] = rank;
+                        replaces += reshaped(&base_states[at_base], rank);
+                    } else {
+                        leave(&mut out, at_base);
+                        self.base_ranks[at_base] = u32::MAX;
+                        leaves += 1;
+                    }
                     at_base += 1;
                 }
                 let in_base = base.key_at(at_base) == Some(id);
                 let known = in_base.then(|| &base_states[at_base]);
                 let is_me = id == me;
-                if !is_me && d2 > radius2 && known.is_none() {
-                    // Out of view; should the baseline hold it, it leaves (next round).
+                if !is_me && (d2 > radius2 || !scan) && known.is_none() {
+                    // Out of view, or not scanned for; should the baseline hold it, it
+                    // leaves (next round).
+                    continue;
+                }
+                if let Some(old) = known.filter(|old| !looked_at(old)) {
+                    // Held as the baseline has it.
+                    self.base_ranks[at_base] = rank as u32;
+                    replaces += reshaped(old, rank as u32);
+                    at_base += 1;
                     continue;
                 }
                 let state = &body.state;
@@ -409,29 +445,36 @@ impl Plan {
                     Item {
                         act,
                         base: at_base as u32 - 1,
-                        now: place,
+                        now: rank as u32,
                     }
                 } else {
+                    enters += 1;
                     // Where it would go in the baseline.
                     Item {
                         act: Act::Enter,
                         base: at_base as u32,
-                        now: place,
+                        now: rank as u32,
                     }
                 };
                 out.push(item, Terms::of(is_me, d2, known, state));
             }
         }
-        for b in at_base..base_states.len() {
-            leave(&mut out, b);
-            self.base_ranks[b] = u32::MAX;
-            leaves += 1;
+        for (b, old) in base_states.iter().enumerate().skip(at_base) {
+            if let Some(rank) = held(old) {
+                self.base_ranks[b] = rank;
+                replaces += reshaped(old, rank);
+            } else {
+                leave(&mut out, b);
+                self.base_ranks[b] = u32::MAX;
+                leaves += 1;
+            }
         }
         let count = out.len;
         self.rank_items(count);
         Merged {
             count,
             leaves,
+            enters,
             replaces,
         }
     }
@@ -464,12 +507,12 @@ impl Plan {
         inputs: Inputs<'_>,
         header: (u64, Option<u64>, u32),
         budget_bytes: usize,
-        view: &mut Known,
+        diff: &mut Diff,
         datagram: &mut Vec<u8>,
     ) -> Result<(), BuildError> {
         let (frame, base) = (inputs.frame, inputs.base);
         let merged = self.merge(inputs);
-        let out = (view, datagram);
+        let out = (diff, datagram);
         self.build(
             (frame, base),
             merged,
@@ -477,15 +520,12 @@ impl Plan {
             header,
             budget_bytes,
             out,
-            None,
         )
     }
 
     /// Builds the client's snapshot datagram in `datagram` (cleared first; header: tick,
     /// baseline tick, input sequence) within `budget_bytes` from the `merged` items, and
-    /// the view it leads to in `view` (cleared first). `members`, the baseline's members
-    /// as bits over the frame's ranks, become the new view's.
-    #[allow(clippy::too_many_arguments)]
+    /// what it changes in its baseline in `diff` (cleared first).
     pub(crate) fn build(
         &mut self,
         (frame, base): (&Frame, &Known),
@@ -493,8 +533,7 @@ impl Plan {
         ranks: Ranks,
         header: (u64, Option<u64>, u32),
         budget_bytes: usize,
-        (view, datagram): (&mut Known, &mut Vec<u8>),
-        mut members: Option<&mut [u64]>,
+        (diff, datagram): (&mut Diff, &mut Vec<u8>),
     ) -> Result<(), BuildError> {
         let (tick, baseline_tick, last_input_seq) = header;
         let Plan {
@@ -504,13 +543,15 @@ impl Plan {
             terms: _,
             snapshot,
             later,
-            patches,
             base_ranks,
             enters: _,
+            due: _,
+            flags: _,
         } = self;
         let Merged {
             count,
             leaves,
+            enters,
             replaces,
         } = merged;
         let by_members = matches!(ranks, Ranks::Baseline);
@@ -580,14 +621,13 @@ impl Plan {
             }
         }
 
-        // The snapshot's lists, and the view the client holds after applying what was sent
-        // (the baseline with the sent items applied), both in id order. The view is copied
-        // from the baseline in runs broken only where an entity leaves or enters; a changed
-        // entity keeps its place (and id) and gets its new state once the runs are copied.
-        view.clear();
-        patches.clear();
-        let mut copied = 0;
-        let (mut sent_leaves, mut sent_replaces) = (0, 0);
+        // The snapshot's lists and what it changes in the baseline, both in id order.
+        diff.clear();
+        if !by_members {
+            diff.ranks.extend_from_slice(&ranks[..base.states.len()]);
+            diff.reranked = true;
+        }
+        let (mut sent_leaves, mut sent_enters, mut sent_replaces) = (0, 0, 0);
         for (w, &word) in sent.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
@@ -595,60 +635,47 @@ impl Plan {
                 bits &= bits - 1;
                 let at = item.base as usize;
                 // A leave has no body in the frame: read it only for the other acts.
-                let now = || &frame.bodies[item.now as usize];
+                let now = || &frame.by_rank[item.now as usize];
                 let old = || &base.states[at];
-                if item.act != Act::Change {
-                    view.extend_from(base, ranks, copied..at);
-                    copied = at;
-                }
-                if let Some(bits) = members.as_deref_mut() {
-                    match item.act {
-                        Act::Change => {}
-                        Act::Leave => flip(bits, ranks[at], false),
-                        Act::Enter => flip(bits, frame.rank_at(item.now), true),
-                        Act::Replace => {
-                            flip(bits, ranks[at], false);
-                            flip(bits, frame.rank_at(item.now), true);
-                        }
-                    }
-                }
                 sent_leaves += usize::from(item.act == Act::Leave);
+                sent_enters += usize::from(item.act == Act::Enter);
                 sent_replaces += usize::from(item.act == Act::Replace);
-                match item.act {
+                let (rank, state) = match item.act {
                     Act::Leave => {
                         snapshot.left.push(old().id);
-                        copied += 1;
+                        (u32::MAX, *old())
                     }
                     Act::Enter => {
                         let now = now();
                         snapshot.entered.push(now.state);
-                        view.push(now.state, frame.rank_at(item.now));
+                        (item.now, now.state)
                     }
                     Act::Change => {
-                        snapshot.changed.push(Change::between(old(), &now().state));
-                        // Where the baseline's entity lands once the run through it is
-                        // copied.
-                        patches.push(((view.states.len() + at - copied) as u32, item.now));
+                        let now = &now().state;
+                        snapshot.changed.push(Change::between(old(), now));
+                        (ranks[at], *now)
                     }
                     Act::Replace => {
                         let now = now();
                         snapshot.left.push(old().id);
                         snapshot.entered.push(now.state);
-                        view.push(now.state, frame.rank_at(item.now));
-                        copied += 1;
+                        (item.now, now.state)
                     }
-                }
+                };
+                diff.ops.push(Op {
+                    at: item.base,
+                    act: item.act,
+                    rank,
+                    state,
+                });
             }
-        }
-        view.extend_from(base, ranks, copied..base.states.len());
-        for &(at, now) in patches.iter() {
-            view.states[at as usize] = frame.bodies[now as usize].state;
         }
         // Every rank of the new view names its entity in this frame's roster, unless a
         // replacement was left out (the view keeps the old kind or radius) or, after an id
         // merge, a leave was (the merge gives leaving entities no rank).
         let named = sent_replaces == replaces && (by_members || sent_leaves == leaves);
-        view.roster = named.then_some(frame.roster);
+        diff.roster = named.then_some(frame.roster);
+        diff.backlog = sent_enters < enters;
         // The budget is at most the datagram limit; should encoding ever refuse, the
         // snapshot is dropped like one over budget.
         encode_snapshot_datagram(snapshot, datagram).map_err(|_| BuildError::BudgetTooSmall {

@@ -12,16 +12,15 @@ static NEXT_ROSTER: AtomicU64 = AtomicU64::new(0);
 
 /// Every body's wire state at one tick, bucketed in a grid.
 ///
-/// Bodies are stored cell by cell (row-major), so the bodies near one viewer lie in a few
-/// runs of memory: its query, and then its delta's merge, read them from cache. Each body
-/// also has its place in id order (its rank), which the merge walks in.
+/// The bodies' positions and ranks (places in id order) are stored cell by cell
+/// (row-major), so the bodies near one viewer lie in a few runs of memory that its query
+/// reads in order; everything else about a body is stored once, by rank, which the merges
+/// walk in.
 pub struct Frame {
     pub(crate) range: ViewRange,
-    /// Every body, cell by cell.
-    pub(crate) bodies: Vec<Body>,
-    /// Each body's rank in id order, cell by cell like `bodies`.
+    /// Each body's rank in id order, cell by cell.
     ranks: Vec<u32>,
-    /// Each body's position (metres), cell by cell like `bodies`.
+    /// Each body's position (metres), cell by cell like `ranks`.
     positions: Vec<(f32, f32)>,
     /// Every body in id order (by rank): what a view that knows its members' ranks reads
     /// instead of merging ids.
@@ -33,29 +32,18 @@ pub struct Frame {
     grid: Grid,
 }
 
-/// One body as a view's member is looked up by its rank: its wire state, its position
-/// (metres) and its place in [`Frame::bodies`].
+/// One body, as looked up by its rank: its wire state and position (metres), with what is
+/// the same for every viewer computed once per frame: the bytes its full state and its id
+/// take on the wire. Everything a snapshot reads of a body is in its 32 bytes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ranked {
     pub state: EntityState,
     pub pos: (f32, f32),
-    pub place: u32,
-}
-
-const _: () = assert!(std::mem::size_of::<Ranked>() == 32, "a ranked body grew");
-
-/// One body's wire state, with what is the same for every viewer computed once per frame:
-/// the bytes its full state and its id take on the wire. (The merge compares ids as
-/// [`crate::delta::key`]s made from the state's own id, not a copy beside it: a body is 24
-/// bytes, so the bodies near a viewer take fewer cache lines.)
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Body {
-    pub state: EntityState,
     pub enter_cost: u8,
     pub id_cost: u8,
 }
 
-const _: () = assert!(std::mem::size_of::<Body>() == 24, "a frame body grew");
+const _: () = assert!(std::mem::size_of::<Ranked>() == 32, "a ranked body grew");
 
 struct Grid {
     origin: (f32, f32),
@@ -131,35 +119,23 @@ impl Frame {
         }
         let mut fill = grid.starts.clone();
         let mut ranks = vec![0; states.len()];
-        let mut by_rank: Vec<Ranked> = states
+        let by_rank: Vec<Ranked> = states
             .iter()
             .zip(&positions)
             .map(|(&state, &pos)| Ranked {
                 state,
                 pos,
-                place: 0,
+                enter_cost: protocol::codec::entity_len(&state).min(255) as u8,
+                id_cost: protocol::codec::net_id_len(&state.id).min(255) as u8,
             })
             .collect();
         for (rank, &cell) in cells.iter().enumerate() {
             ranks[fill[cell] as usize] = rank as u32;
-            by_rank[rank].place = fill[cell];
             fill[cell] += 1;
         }
-        let bodies = ranks
-            .iter()
-            .map(|&rank| {
-                let state = states[rank as usize];
-                Body {
-                    state,
-                    enter_cost: protocol::codec::entity_len(&state).min(255) as u8,
-                    id_cost: protocol::codec::net_id_len(&state.id).min(255) as u8,
-                }
-            })
-            .collect();
         let positions = ranks.iter().map(|&rank| positions[rank as usize]).collect();
         Frame {
             range,
-            bodies,
             ranks,
             positions,
             by_rank,
@@ -194,26 +170,20 @@ impl Frame {
             .map(|rank| rank as u32)
     }
 
-    /// A body's rank, by its place.
-    pub(crate) fn rank_at(&self, place: u32) -> u32 {
-        self.ranks[place as usize]
-    }
-
     /// Number of bodies.
     pub fn len(&self) -> usize {
-        self.bodies.len()
+        self.by_rank.len()
     }
 
     /// Whether there are no bodies.
     pub fn is_empty(&self) -> bool {
-        self.bodies.is_empty()
+        self.by_rank.is_empty()
     }
 
-    /// Calls `visit(place, rank, squared distance)` for every body within `radius` of `at`,
-    /// and for some a little further (those in the cells the circle reaches): its place in
-    /// [`Frame::bodies`] and its rank in id order. Telling the two apart is the caller's
-    /// test, which it can make without a branch.
-    pub(crate) fn near(&self, at: (f32, f32), radius: f32, mut visit: impl FnMut(u32, u32, f32)) {
+    /// Calls `visit(rank, squared distance)` for every body within `radius` of `at`, and for
+    /// some a little further (those in the cells the circle reaches): its rank in id order.
+    /// Telling the two apart is the caller's test, which it can make without a branch.
+    pub(crate) fn near(&self, at: (f32, f32), radius: f32, mut visit: impl FnMut(u32, f32)) {
         let grid = &self.grid;
         let radius2 = radius * radius;
         let (_, r0) = grid.cell_of(at.0, at.1 - radius);
@@ -236,12 +206,8 @@ impl Frame {
             }
             let first = row * grid.cols;
             let cells = grid.starts[first + c0] as usize..grid.starts[first + c1 + 1] as usize;
-            let places = cells.start as u32..cells.end as u32;
-            for ((place, &(x, y)), &rank) in places
-                .zip(&self.positions[cells.clone()])
-                .zip(&self.ranks[cells])
-            {
-                visit(place, rank, (x - at.0).powi(2) + (y - at.1).powi(2));
+            for (&(x, y), &rank) in self.positions[cells.clone()].iter().zip(&self.ranks[cells]) {
+                visit(rank, (x - at.0).powi(2) + (y - at.1).powi(2));
             }
         }
     }

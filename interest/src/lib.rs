@@ -15,6 +15,11 @@
 //! cannot hold every change. The client applies the snapshot to that baseline, so both
 //! "in view" and "outdated" are judged against it: what a snapshot leaves out, the client
 //! holds as the baseline had it, whatever newer snapshots it has not acknowledged carried.
+//! A snapshot does not look at every entity in view: each is looked at on a cadence set by
+//! how far away the client holds it (every tick near the viewer, every eighth tick at the
+//! edge of the view), and the view's circle is scanned for entities entering it every
+//! fourth tick ([`schedule`]): a datagram carries only a fraction of what changes in a
+//! crowd, and looking at all of it to leave most out was most of a snapshot's work.
 //! Each view keeps each entity's rank in the frame's id order, so that while the world's
 //! ids stay the same, a snapshot looks its baseline's members up by rank and scans the
 //! grid only for bodies that are not in view yet. A caller that builds a frame every tick
@@ -23,28 +28,32 @@
 //! next without checking who each member is.
 //!
 //! The delta is exactly what [`protocol::build_snapshot`] (the specification of how a
-//! snapshot spends its byte budget) makes of the same entities, encoded as
+//! snapshot spends its byte budget) makes of the same entities (those the schedule does not
+//! look at count as unchanged), encoded as
 //! [`protocol::codec::encode_datagram`] would: the same bytes. It is built in one pass over
 //! the baseline with the bodies near the viewer (looked up by rank, or else merged by id
 //! with the baseline), and written straight into the datagram; warm, a snapshot allocates
-//! only its datagram.
+//! only its datagram. What it sent is kept as a diff against its baseline, and the view it
+//! leads to is made only when the client acknowledges it, in the baseline's own memory
+//! when no other snapshot still needs that: a client's crowd is not copied every tick.
 //!
 //! Its cost is measured by `cargo bench -p server --bench snapshots` (on the game server's
 //! real frames); the figures are in `docs/benchmarks.md`.
 
 mod delta;
 mod frame;
-
-use std::collections::VecDeque;
+mod history;
+pub mod schedule;
 
 use protocol::{BuildError, EntityState, NetId};
 
 pub use frame::Frame;
 
-/// Snapshot views kept per client for delta baselines: 16 ticks (0.8 s) of
-/// acknowledgement delay before a client falls back to a full snapshot. A client that
-/// acknowledges every snapshot keeps only one or two (older views are dropped as soon as a
-/// newer one is acknowledged).
+/// Snapshots per client that can become delta baselines: a view is a baseline only while
+/// its snapshot is one of the last 16 built, so 16 ticks (0.8 s) of acknowledgement delay
+/// before a client falls back to a full snapshot. A client that acknowledges every
+/// snapshot has one view, patched by each acknowledged snapshot (a view is dropped as soon
+/// as a newer one is acknowledged, unless a snapshot still waiting was built against it).
 pub const HISTORY: usize = 16;
 
 /// How far a client sees.
@@ -56,34 +65,28 @@ pub struct ViewRange {
     pub hysteresis_m: f32,
 }
 
-/// One client's side of the snapshot stream: the views of the snapshots sent recently
-/// (the possible baselines, each sorted by id) and the newest tick it acknowledged.
+/// One client's side of the snapshot stream: the snapshots sent and not acknowledged yet,
+/// the views they were built against (the possible baselines, each sorted by id) and the
+/// newest tick it acknowledged.
 #[derive(Debug, Default)]
 pub struct ClientView {
-    history: VecDeque<(u64, delta::Known)>,
-    acked: Option<u64>,
-    /// The view before the first snapshot, or without an acknowledged one.
-    empty: delta::Known,
-    /// Memory of dropped views, for the next ones (at most [`HISTORY`]): a client that
-    /// acknowledges every other tick drops two views at a time, and a view grown anew
-    /// from nothing would reallocate its way up to the size of the crowd in view.
-    spares: Vec<delta::Known>,
+    history: history::History,
     /// The members of one view as bits over the frame's ranks (the view of tick
     /// `members_of`): a snapshot whose baseline is that view tests the bodies near the
-    /// viewer against them, and updates them with what it sent, instead of marking every
-    /// member anew each tick.
+    /// viewer against them, and the view made of it when acknowledged updates them,
+    /// instead of marking every member anew each tick.
     members: Vec<u64>,
     members_of: Option<u64>,
 }
 
 /// Working memory shared by every client's snapshot in a tick (one per thread): for a
 /// snapshot that merges ids, a mark per body of the frame (in id order) near the viewer
-/// and, for each marked one, where the frame keeps it and its squared distance from the
-/// viewer; and the delta builder's buffers.
+/// and, for each marked one, its squared distance from the viewer; and the delta
+/// builder's buffers.
 #[derive(Debug, Default)]
 pub struct Scratch {
     marks: Vec<u64>,
-    near: Vec<(u32, f32)>,
+    near: Vec<f32>,
     plan: delta::Plan,
 }
 
@@ -91,7 +94,7 @@ impl Scratch {
     /// Sizes the scratch for a frame of `bodies` (marks start and end all clear).
     fn prepare(&mut self, bodies: usize) {
         self.marks.resize(bodies.div_ceil(64), 0);
-        self.near.resize(bodies, (0, 0.0));
+        self.near.resize(bodies, 0.0);
     }
 }
 
@@ -102,35 +105,17 @@ impl ClientView {
     }
 
     /// The client received the snapshot of `tick`. Acknowledgements only move forward;
-    /// views older than the acknowledged one can no longer be baselines and are dropped.
+    /// the view it leads to is made, and views older than it can no longer be baselines
+    /// and are dropped (unless a snapshot not acknowledged yet was built against one).
     pub fn acknowledge(&mut self, tick: u64) {
-        if self.acked.is_some_and(|acked| acked >= tick) {
-            return;
-        }
-        self.acked = Some(tick);
-        while self.history.front().is_some_and(|(t, _)| *t < tick) {
-            self.recycle_oldest();
-        }
-    }
-
-    /// Keeps a view's memory for a later one.
-    fn keep_spare(&mut self, view: delta::Known) {
-        if self.spares.len() < HISTORY {
-            self.spares.push(view);
-        }
-    }
-
-    /// Drops the oldest view, keeping its memory for the next one.
-    fn recycle_oldest(&mut self) {
-        if let Some((_, view)) = self.history.pop_front() {
-            self.keep_spare(view);
-        }
+        self.history
+            .acknowledge(tick, &mut self.members, &mut self.members_of);
     }
 
     /// The entities the client holds after the newest snapshot sent, sorted by id (`None`
-    /// before any).
-    pub fn latest(&self) -> Option<&[EntityState]> {
-        self.history.back().map(|(_, view)| &view.states[..])
+    /// before any). Made anew on each call: for tests and reports.
+    pub fn latest(&self) -> Option<Vec<EntityState>> {
+        self.history.latest()
     }
 
     /// Builds this tick's snapshot datagram for the client whose character is `me` at
@@ -169,16 +154,12 @@ impl ClientView {
         let outer2 = outer * outer;
         scratch.prepare(frame.len());
         let Scratch { marks, near, plan } = scratch;
-        let newest = self.history.back();
-        let (baseline_tick, base) = match self
-            .acked
-            .and_then(|acked| self.history.iter().find(|(t, _)| *t == acked))
-        {
-            Some((t, view)) => (Some(*t), view),
-            None => (None, &self.empty),
-        };
-        let mut view = self.spares.pop().unwrap_or_default();
+        let mut diff = self.history.spare_diff();
+        let (baseline_tick, base) = self.history.baseline();
         let header = (tick, baseline_tick, last_input_seq);
+        let gap = schedule::gap(tick, baseline_tick);
+        let scan = schedule::scans(tick, gap, base.backlog, me);
+        let gap = gap.unwrap_or(u64::MAX);
         // The baseline's members are looked up by rank while the frame's ranks still name
         // them ([`delta::Plan::merge_members`] tells), with their bits kept from the last
         // snapshot when it was built against the same baseline or led to it.
@@ -205,29 +186,27 @@ impl ClientView {
             radius: range.radius_m,
             outer2,
             base,
+            tick,
+            gap,
+            scan,
         };
-        let mut by_members = false;
         let built = match plan.merge_members(members) {
-            Some(merged) => {
-                by_members = true;
-                plan.build(
-                    (frame, base),
-                    merged,
-                    delta::Ranks::Baseline,
-                    header,
-                    budget_bytes,
-                    (&mut view, datagram),
-                    Some(&mut self.members),
-                )
-            }
+            Some(merged) => plan.build(
+                (frame, base),
+                merged,
+                delta::Ranks::Baseline,
+                header,
+                budget_bytes,
+                (&mut diff, datagram),
+            ),
             None => {
                 let mut marked = 0;
                 // Without a branch: a body the circle misses sets no mark, and what it
                 // writes in `near` is never read.
-                frame.near(at, outer, |place, rank, d2| {
+                frame.near(at, outer, |rank, d2| {
                     let inside = d2 <= outer2;
                     marks[(rank / 64) as usize] |= u64::from(inside) << (rank % 64);
-                    near[rank as usize] = (place, d2);
+                    near[rank as usize] = d2;
                     marked += usize::from(inside);
                 });
                 let inputs = delta::Inputs {
@@ -238,24 +217,24 @@ impl ClientView {
                     me,
                     radius2: range.radius_m * range.radius_m,
                     base,
+                    at,
+                    tick,
+                    gap,
+                    scan,
                 };
-                plan.merge_and_build(inputs, header, budget_bytes, &mut view, datagram)
+                plan.merge_and_build(inputs, header, budget_bytes, &mut diff, datagram)
             }
         };
-        // The bits now describe the new view, once it is recorded under a tick of its own.
-        let newer = newest.is_none_or(|(t, _)| *t < tick);
-        if by_members {
-            self.members_of = (built.is_ok() && newer).then_some(tick);
+        match built {
+            Ok(()) => {
+                self.history.record(tick, baseline_tick, diff);
+                Ok(())
+            }
+            Err(err) => {
+                self.history.keep_diff(diff);
+                Err(err)
+            }
         }
-        if let Err(err) = built {
-            self.keep_spare(view);
-            return Err(err);
-        }
-        self.history.push_back((tick, view));
-        if self.history.len() > HISTORY {
-            self.recycle_oldest();
-        }
-        Ok(())
     }
 }
 
@@ -296,7 +275,7 @@ mod tests {
         )
     }
 
-    fn ids(view: &[EntityState]) -> Vec<u32> {
+    fn ids(view: Vec<EntityState>) -> Vec<u32> {
         view.iter().map(|e| e.id.index).collect()
     }
 
@@ -319,12 +298,21 @@ mod tests {
             .unwrap();
         assert_eq!(ids(client.latest().unwrap()), vec![0, 1]);
         client.acknowledge(2);
-        // Beyond 12 m it leaves.
+        // Beyond 12 m it leaves, on the first of the next two ticks that looks at it (it is
+        // held between 8 and 16 m: looked at every second tick).
         let f = frame(&[me, npc(1, 62.5, 50.0), npc(2, 50.0, 61.0)]);
-        client
-            .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (3, 0), 1100)
-            .unwrap();
-        assert_eq!(ids(client.latest().unwrap()), vec![0]);
+        let mut left = None;
+        for tick in 3..=4 {
+            client
+                .snapshot(&f, &mut scratch, me.0.id, (50.0, 50.0), (tick, 0), 1100)
+                .unwrap();
+            client.acknowledge(tick);
+            if ids(client.latest().unwrap()) == vec![0] {
+                left = Some(tick);
+                break;
+            }
+        }
+        assert!(left.is_some(), "entity 1 is still in view at tick 4");
     }
 
     /// The hysteresis keeps what the client holds: the baseline it applies the snapshot to.

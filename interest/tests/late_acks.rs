@@ -98,7 +98,7 @@ fn mean_error_m(delay: u64) -> f64 {
         if tick <= 100 {
             return;
         }
-        for held in client.latest().expect("a snapshot was built") {
+        for held in &client.latest().expect("a snapshot was built") {
             let (x, y) = positions[held.id.index as usize];
             let (hx, hy) = (held.pos.x_cm as f32 / 100.0, held.pos.y_cm as f32 / 100.0);
             error_sum += f64::from(((hx - x).powi(2) + (hy - y).powi(2)).sqrt());

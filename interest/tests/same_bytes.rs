@@ -1,5 +1,7 @@
 //! The engine's datagrams are byte for byte those of the reference: every body within the
-//! view's reach found by brute force, ranked by the documented priority, the snapshot built
+//! view's reach found by brute force (of the baseline's members, those the documented
+//! schedule does not look at held as the baseline has them; entering bodies only when it
+//! scans), ranked by the documented priority, the snapshot built
 //! by `protocol::build_snapshot` and encoded by `protocol::codec::encode_datagram`, with the
 //! same history of views and acknowledgements. Checked on moving crowds where bodies come
 //! and go (new generations), change radius and kind, switch motions, and leave the frame's
@@ -8,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use interest::{ClientView, Frame, HISTORY, Scratch, ViewRange};
+use interest::{ClientView, Frame, HISTORY, Scratch, ViewRange, schedule};
 use protocol::codec::encode_datagram;
 use protocol::{
     BuildError, Candidate, EntityKind, EntityState, Motion, NetId, QPos, ServerDatagram,
@@ -40,7 +42,8 @@ fn priority(is_me: bool, d2: f32, known: Option<&EntityState>, now: &EntityState
 /// The reference client state: views by tick and the newest acknowledgement.
 #[derive(Default)]
 struct Reference {
-    history: VecDeque<(u64, View)>,
+    /// Each view, and whether its snapshot left entering entities out.
+    history: VecDeque<(u64, View, bool)>,
     acked: Option<u64>,
 }
 
@@ -50,7 +53,7 @@ impl Reference {
             return;
         }
         self.acked = Some(tick);
-        while self.history.front().is_some_and(|(t, _)| *t < tick) {
+        while self.history.front().is_some_and(|(t, _, _)| *t < tick) {
             self.history.pop_front();
         }
     }
@@ -69,24 +72,39 @@ impl Reference {
         let outer = range.radius_m + range.hysteresis_m.max(0.0);
         let (outer2, radius2) = (outer * outer, range.radius_m * range.radius_m);
         let empty = View::new();
-        let (baseline_tick, baseline) = match self
+        let (baseline_tick, baseline, backlog) = match self
             .acked
-            .and_then(|acked| self.history.iter().find(|(t, _)| *t == acked))
+            .and_then(|acked| self.history.iter().find(|(t, _, _)| *t == acked))
         {
-            Some((t, view)) => (Some(*t), view),
-            None => (None, &empty),
+            Some((t, view, backlog)) => (Some(*t), view, *backlog),
+            None => (None, &empty, false),
         };
         // The client applies the snapshot to its baseline: an entity left out keeps the
         // baseline's state (or stays out of view), whatever newer snapshots carried.
+        // Of the baseline's members, those the snapshot does not look at are held as the
+        // baseline has them (unless gone from the world); entities enter only when the
+        // view's circle is scanned.
+        let gap = schedule::gap(tick, baseline_tick);
+        let looked_at = |old: &EntityState| {
+            old.id == me || schedule::due(tick, gap.unwrap_or(u64::MAX), old, at)
+        };
+        let scan = schedule::scans(tick, gap, backlog, me);
         let mut candidates = Vec::new();
         for (state, (x, y)) in bodies {
+            let known = baseline.get(state.id);
+            if let Some(old) = known.filter(|old| !looked_at(old)) {
+                candidates.push(Candidate {
+                    state: *old,
+                    priority: 0.0,
+                });
+                continue;
+            }
             let d2 = (x - at.0).powi(2) + (y - at.1).powi(2);
             if d2 > outer2 {
                 continue;
             }
-            let known = baseline.get(state.id);
             let is_me = state.id == me;
-            if !is_me && d2 > radius2 && known.is_none() {
+            if !is_me && (d2 > radius2 || !scan) && known.is_none() {
                 continue;
             }
             candidates.push(Candidate {
@@ -100,8 +118,11 @@ impl Reference {
             last_input_seq: seq,
         };
         let (snapshot, view) = build_snapshot(header, baseline, &candidates, budget)?;
+        let new = |id: NetId| baseline.get(id).is_none();
+        let entering = candidates.iter().filter(|c| new(c.state.id)).count();
+        let entered = snapshot.entered.iter().filter(|e| new(e.id)).count();
         let bytes = encode_datagram(&ServerDatagram::Snapshot(snapshot)).expect("fits");
-        self.history.push_back((tick, view));
+        self.history.push_back((tick, view, entered < entering));
         if self.history.len() > HISTORY {
             self.history.pop_front();
         }

@@ -1,8 +1,10 @@
-//! The items of a viewer whose baseline still matches the frame's ranks: its members are
-//! looked up by the rank the baseline keeps for each (checked against the id found there,
-//! unless the baseline was made from a frame of the same roster), and the view's circle is
-//! scanned only for bodies that are not members yet. No id is merged: the walk goes down
-//! the baseline, with the bodies about to enter sorted by rank in between. The walk and the
+//! The items of a viewer whose baseline still matches the frame's ranks: the members the
+//! snapshot looks at ([`crate::schedule::due`]) are looked up by the rank the baseline
+//! keeps for each (every member's rank is checked against the id found there, unless the
+//! baseline was made from a frame of the same roster), and on the ticks the view's circle
+//! is scanned ([`crate::schedule::scans`]), only bodies that are not members yet are kept.
+//! No id is merged: the walk goes down the members looked at, with the bodies about to
+//! enter sorted by rank in between. The walk and the
 //! scan keep what they find without a branch on it (an unchanged member, a body on the
 //! circle's edge): on a moving crowd such branches go either way at random, and their
 //! mispredictions cost more than the writes that replace them.
@@ -14,8 +16,9 @@
 
 use protocol::NetId;
 
-use super::{Act, Item, Known, Merged, Out, Plan, Terms, same_id};
+use super::{Act, Item, Known, Merged, Out, Plan, Terms, key, same_id};
 use crate::frame::Frame;
+use crate::schedule;
 
 /// A viewer, its baseline, and the frame it looks at.
 pub(crate) struct Members<'a> {
@@ -30,6 +33,12 @@ pub(crate) struct Members<'a> {
     pub outer2: f32,
     /// The baseline, with its members' ranks.
     pub base: &'a Known,
+    /// The snapshot's tick and the ticks since its baseline: which members it looks at
+    /// ([`schedule::due`]).
+    pub tick: u64,
+    pub gap: u64,
+    /// Whether it scans the view's circle for entering bodies ([`schedule::scans`]).
+    pub scan: bool,
 }
 
 impl Plan {
@@ -57,39 +66,82 @@ impl Plan {
             radius,
             outer2,
             base,
+            tick,
+            gap,
+            scan,
         } = members;
         if base.ranks.len() != base.states.len() {
             return None;
         }
         let bodies = &frame.by_rank;
+        // Members whose kind or radius changed, looked at this tick or not: the new view's
+        // ranks name its members in the frame's roster only if all of them are sent.
+        let mut replaces = 0;
+        if CHECKED {
+            // Every member, looked at this tick or not, must still be the body its rank
+            // names: a scan tells entering bodies apart from members by rank.
+            for (old, &rank) in base.states.iter().zip(&base.ranks) {
+                let body = &bodies.get(rank as usize)?.state;
+                if !same_id(body.id, old.id) {
+                    return None;
+                }
+                replaces += usize::from(Act::between(old, body) == Some(Act::Replace));
+            }
+        }
         let distance2 = |(x, y): (f32, f32)| (x - at.0).powi(2) + (y - at.1).powi(2);
         let is_member = |bits: &[u64], rank: u32| bits[rank as usize / 64] >> (rank % 64) & 1;
         let radius2 = radius * radius;
         // Room for every body of the frame, and one more: each body the scan visits is
         // written, and kept only if it enters (no branch to mispredict on the circle's edge).
         if self.enters.len() <= frame.len() {
-            self.enters.resize(frame.len() + 1, (0, 0, 0.0));
+            self.enters.resize(frame.len() + 1, (0, 0.0));
         }
         let enters = &mut self.enters[..];
         let mut entering = 0;
-        frame.near(at, radius, |place, rank, d2| {
-            let enters_view = (d2 <= radius2) & (is_member(members, rank) == 0);
-            enters[entering] = (rank, place, d2);
-            entering += usize::from(enters_view);
-        });
-        // The viewer's own character is in view up to the outer reach.
+        if scan {
+            frame.near(at, radius, |rank, d2| {
+                let enters_view = (d2 <= radius2) & (is_member(members, rank) == 0);
+                enters[entering] = (rank, d2);
+                entering += usize::from(enters_view);
+            });
+        }
+        // The viewer's own character is in view up to the outer reach, scan or not.
         let my_rank = frame.rank_of(me);
         if let Some(rank) = my_rank {
             let body = &bodies[rank as usize];
             let d2 = distance2(body.pos);
-            if is_member(members, rank) == 0 && d2 > radius2 && d2 <= outer2 {
-                enters[entering] = (rank, body.place, d2);
+            let scanned = scan && d2 <= radius2;
+            if is_member(members, rank) == 0 && !scanned && d2 <= outer2 {
+                enters[entering] = (rank, d2);
                 entering += 1;
             }
         }
         let enters = &mut enters[..entering];
-        enters.sort_unstable_by_key(|&(rank, _, _)| rank);
-        let most = base.states.len() + entering;
+        enters.sort_unstable_by_key(|&(rank, _)| rank);
+        // The members looked at this tick, by place in the baseline: a flag for each (in a
+        // loop without branches or stores that depend on one another), then the places of
+        // those flagged (each written, kept if flagged).
+        let count = base.states.len();
+        if self.due.len() <= count {
+            self.due.resize(count + 1, 0);
+            self.flags.resize(count + 1, 0);
+        }
+        let flags = &mut self.flags[..count];
+        for (flag, old) in flags.iter_mut().zip(&base.states) {
+            *flag = u8::from(schedule::due(tick, gap, old, at));
+        }
+        if let Ok(mine) = base
+            .states
+            .binary_search_by_key(&key(me), |old| key(old.id))
+        {
+            flags[mine] = 1;
+        }
+        let mut looked = 0;
+        for (b, &flag) in flags.iter().enumerate() {
+            self.due[looked] = b as u32;
+            looked += usize::from(flag);
+        }
+        let most = looked + entering;
         self.reserve(most);
         let enters = &self.enters[..entering];
         let mut out = Out {
@@ -98,25 +150,25 @@ impl Plan {
             len: 0,
         };
         let my_rank = my_rank.unwrap_or(u32::MAX);
-        let enter = |out: &mut Out<'_>, &(rank, place, d2): &(u32, u32, f32), at_base: usize| {
+        // An entering body goes before the first member of a higher rank (the ranks name
+        // the members, so they rise with their ids).
+        let enter = |out: &mut Out<'_>, &(rank, d2): &(u32, f32)| {
             let state = &bodies[rank as usize].state;
             let item = Item {
                 act: Act::Enter,
-                base: at_base as u32,
-                now: place,
+                base: base.ranks.partition_point(|&r| r < rank) as u32,
+                now: rank,
             };
             out.push(item, Terms::of(rank == my_rank, d2, None, state));
         };
-        let (mut next, mut leaves, mut replaces) = (0, 0, 0);
-        for (b, (old, &rank)) in base.states.iter().zip(&base.ranks).enumerate() {
+        let (mut next, mut leaves) = (0, 0);
+        for &b in &self.due[..looked] {
+            let (old, rank) = (&base.states[b as usize], base.ranks[b as usize]);
             while let Some(new) = enters.get(next).filter(|new| new.0 < rank) {
-                enter(&mut out, new, b);
+                enter(&mut out, new);
                 next += 1;
             }
             let body = bodies.get(rank as usize)?;
-            if CHECKED && !same_id(body.state.id, old.id) {
-                return None;
-            }
             let d2 = distance2(body.pos);
             // Beyond the outer reach, or nowhere (a position that is not a number), as the
             // id merge's marks tell it.
@@ -124,7 +176,7 @@ impl Plan {
             if !within {
                 let item = Item {
                     act: Act::Leave,
-                    base: b as u32,
+                    base: b,
                     now: u32::MAX,
                 };
                 out.push(item, Terms::FIRST);
@@ -143,23 +195,23 @@ impl Plan {
             } else {
                 (Act::Change, Act::moved(old, state))
             };
-            replaces += usize::from(act == Act::Replace);
             let item = Item {
                 act,
-                base: b as u32,
-                now: body.place,
+                base: b,
+                now: rank,
             };
             let terms = Terms::of(rank == my_rank, d2, Some(old), state);
             out.push_if(item, terms, changed);
         }
         for new in &enters[next..] {
-            enter(&mut out, new, base.states.len());
+            enter(&mut out, new);
         }
         let count = out.len;
         self.rank_items(count);
         Some(Merged {
             count,
             leaves,
+            enters: entering,
             replaces,
         })
     }
