@@ -233,10 +233,12 @@
 //! view leaves only 4 m further out (setting `view_hysteresis_m`, not in the welcome), so
 //! entities on the border do not flicker. **Your own character is in your view**: it
 //! ranks ahead of every other entity that enters or changes, so its position comes from
-//! snapshots like anyone else's. When a datagram cannot hold every change, the nearest
-//! and most out-of-date entities go first; one left out keeps its state in the baseline
-//! the snapshot applies to (even when a newer snapshot you have not acknowledged yet
-//! carried it) and is sent in a later snapshot.
+//! snapshots like anyone else's. A snapshot need not carry every change: the server looks
+//! at far entities less often than near ones (this project's server: every tick within
+//! 8 m of your character, down to every eighth tick at the edge of the view), and when a
+//! datagram cannot hold every change, the nearest and most out-of-date entities go first.
+//! One left out keeps its state in the baseline the snapshot applies to (even when a newer
+//! snapshot you have not acknowledged yet carried it) and is sent in a later snapshot.
 //!
 //! **Draw the newest news, not the newest view.** While your acknowledgements take longer
 //! than a tick to reach the server, snapshots apply to baselines a tick or more behind the
