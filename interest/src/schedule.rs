@@ -9,16 +9,23 @@
 //! out an unchanged one. The viewer's own character is looked at every tick, and so is a
 //! member that is gone from the world (it leaves at once).
 //!
+//! The periods count along each chain of baselines: a snapshot against the baseline of
+//! `g` ticks before looks at every member one of whose ticks falls in those `g` ticks. So
+//! a client that acknowledges late, or every other tick, gets each member at least as
+//! often, and the cadence saves less work for it: against a baseline three ticks back, a
+//! snapshot looks at about 60% of the crowd.
+//!
 //! Entities enter the view when the view's circle is scanned for them: every
 //! [`SCAN_EVERY`] ticks (0.2 s at 20 Hz), spread by the viewer's id; on every snapshot
 //! built against no baseline (the first ones, or after acknowledgements stopped); and on
 //! every snapshot whose baseline's snapshot left entering entities out for want of room,
 //! so that a view fills up as fast as the datagrams allow.
 //!
-//! Both rules go only by what the snapshot's inputs say (the tick, the baseline's states,
-//! the viewer's id and position), so a client, a test or another server can tell which
-//! entities a snapshot considered; within those, the ranking and the byte budget decide
-//! what is sent, as before.
+//! Both rules go only by what the snapshot's inputs say (its tick and its baseline's, the
+//! baseline's states and whether its snapshot left entering entities out, the viewer's id
+//! and position), so a test or another server can tell which entities a snapshot
+//! considered; within those, the ranking and the byte budget decide what is sent, as
+//! before. What it costs the picture, and saves, is in `docs/benchmarks.md`.
 
 use protocol::{EntityState, NetId};
 
