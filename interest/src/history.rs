@@ -185,7 +185,8 @@ impl History {
         diff
     }
 
-    /// Keeps a diff's memory for a later one.
+    /// Keeps a diff's memory for a later one (as many as the snapshots that can wait, and
+    /// the one being built).
     pub(crate) fn keep_diff(&mut self, diff: Diff) {
         if self.spare_diffs.len() <= HISTORY {
             self.spare_diffs.push(diff);
@@ -306,9 +307,9 @@ impl History {
     /// The entities the client holds after the newest snapshot sent, sorted by id (`None`
     /// before any, or when its baseline is gone).
     pub(crate) fn latest(&self) -> Option<Vec<EntityState>> {
-        let newest = self.sent.back();
-        let Some(newest) = newest else {
-            return self.baseline().0.map(|_| self.baseline().1.states.clone());
+        let Some(newest) = self.sent.back() else {
+            let (acked, view) = self.baseline();
+            return acked.map(|_| view.states.clone());
         };
         let mut view = Known::default();
         match newest.baseline {
