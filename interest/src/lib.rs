@@ -244,20 +244,22 @@ mod tests {
 
     use super::*;
 
-    fn npc(index: u32, x: f32, y: f32) -> (EntityState, (f32, f32)) {
-        (
-            EntityState {
-                id: NetId {
-                    index,
-                    generation: 0,
-                },
-                kind: EntityKind::Npc,
-                radius_cm: 40,
-                pos: QPos::from_metres(x, y),
-                motion: Motion::Idle,
+    /// An idle NPC of radius 40 cm at (`x`, `y`) metres: the crate's tests' entity.
+    pub(crate) fn npc_state(index: u32, x: f32, y: f32) -> EntityState {
+        EntityState {
+            id: NetId {
+                index,
+                generation: 0,
             },
-            (x, y),
-        )
+            kind: EntityKind::Npc,
+            radius_cm: 40,
+            pos: QPos::from_metres(x, y),
+            motion: Motion::Idle,
+        }
+    }
+
+    fn npc(index: u32, x: f32, y: f32) -> (EntityState, (f32, f32)) {
+        (npc_state(index, x, y), (x, y))
     }
 
     const RANGE: ViewRange = ViewRange {

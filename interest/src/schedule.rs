@@ -82,22 +82,8 @@ pub fn gap(tick: u64, baseline_tick: Option<u64>) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use protocol::{EntityKind, Motion, QPos};
-
     use super::*;
-
-    fn at(index: u32, x: f32, y: f32) -> EntityState {
-        EntityState {
-            id: NetId {
-                index,
-                generation: 0,
-            },
-            kind: EntityKind::Npc,
-            radius_cm: 40,
-            pos: QPos::from_metres(x, y),
-            motion: Motion::Idle,
-        }
-    }
+    use crate::tests::npc_state as at;
 
     /// Each band's members are looked at once per period, whatever their phase.
     #[test]
