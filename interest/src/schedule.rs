@@ -61,7 +61,9 @@ pub fn due(tick: u64, gap: u64, member: &EntityState, at: (f32, f32)) -> bool {
     // Ticks since the member's last tick, up to this one (periods divide 2^32: the low
     // bits of the tick tell).
     let since = (tick as u32).wrapping_add(phase(member.id)) & mask;
-    u64::from(since) < gap
+    // Compared in 32 bits (`since` is below 8, so a gap of 8 or more looks at every
+    // member): the loop over a view's members then stays in 32-bit lanes.
+    since < gap.min(8) as u32
 }
 
 /// Whether a snapshot of `tick` for the viewer whose character is `me`, built against the
