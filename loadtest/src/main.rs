@@ -152,7 +152,17 @@ fn signing_key(path: &std::path::Path) -> Result<auth::SigningKey> {
 
 /// Runs the swarm; `Ok(false)` when a gate was missed.
 fn start() -> Result<bool> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version` print and exit 0; any argument clap refuses (unknown,
+        // missing, malformed or conflicting) exits 1 like every other reason the run cannot
+        // start, never 2, which means a missed gate.
+        Err(err) if !err.use_stderr() => err.exit(),
+        Err(err) => {
+            let _ = err.print();
+            std::process::exit(1);
+        }
+    };
     ensure!(
         (1..=MAX_BOTS).contains(&cli.bots),
         "--bots must be between 1 and {MAX_BOTS}, got {}",

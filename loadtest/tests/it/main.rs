@@ -289,6 +289,43 @@ async fn a_server_that_falls_silent_fails_the_run() {
     );
 }
 
+/// Arguments the parser refuses exit 1, like every reason the run cannot start: a typo
+/// must not look like a missed gate (exit 2). `--help` exits 0.
+#[tokio::test]
+async fn refused_arguments_exit_1_not_2() {
+    let cases: [&[&str]; 5] = [
+        &["--bots", "1", "--insecure-local"],
+        &["--server", "127.0.0.1:1", "--bots", "1", "--no-such-flag"],
+        &["--server", "127.0.0.1:1", "--bots", "one"],
+        &[
+            "--server",
+            "127.0.0.1:1",
+            "--bots",
+            "1",
+            "--behaviour",
+            "dance",
+        ],
+        &[
+            "--server",
+            "127.0.0.1:1",
+            "--bots",
+            "1",
+            "--insecure-local",
+            "--cert-fingerprint",
+            "00",
+        ],
+    ];
+    for args in cases {
+        let out = loadtest(args).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    }
+    let help = loadtest(&["--help"]).await;
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--bots"));
+}
+
 /// A file in the system's temporary directory, unique to this test process.
 fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
     let path = std::env::temp_dir().join(format!("loadtest-it-{}-{name}", std::process::id()));
