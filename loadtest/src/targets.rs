@@ -15,7 +15,7 @@
 //! character to points of that zone until the character stands in it past the margin,
 //! then turns for the zone across its nearest border (until then, it orders the same
 //! point again), or a fresh point of the same zone when its character is held up (the
-//! bot's own rule, `bot.rs`). It turns on arriving at its point or on reaching the depth
+//! bot's own rule, `bot/mod.rs`). It turns on arriving at its point or on reaching the depth
 //! where the targets begin ([`BorderTargets::crossed`]), whichever comes first. Of the
 //! zone's points on the
 //! character's island (reachable at all), the [`NEAREST`] closest and [`SPREAD_PICKS`]

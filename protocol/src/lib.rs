@@ -179,9 +179,9 @@
 //! - **Commands.** [`Command::MoveTo`]: a point in metres, finite and inside the welcome's
 //!   bounds (edges included); the server finds the path, and a point inside a wall is
 //!   moved to the nearest walkable point. [`Command::Direction`]: finite, with a length
-//!   (`hypot(x, y)`) of at least 1e-6 (the server's `session::check_command`); only the
-//!   direction counts, the character walks at its speed until the next command, kept out
-//!   of walls. [`Command::Stop`] stops it.
+//!   (`hypot(x, y)`) of at least 1e-6 (the server's `session::machine::check_command`);
+//!   only the direction counts, the character walks at its speed until the next command,
+//!   kept out of walls. [`Command::Stop`] stops it.
 //! - **Rate.** At most 30 inputs per second per session (setting `input_rate_per_sec`),
 //!   as a token bucket that holds one second of inputs, so a burst of 30 passes. Inputs
 //!   beyond the rate are dropped without notice: they are **not** invalid messages, get no
@@ -201,8 +201,8 @@
 //! [`ServerDatagram::Snapshot`]. The world ticks 20 times a second
 //! (`Welcome::tick_rate_hz`); tick numbers count the server's ticks since it started, one
 //! per tick. A client normally gets one snapshot per tick, fewer when the server thins out
-//! snapshots under load (at worst one every 8 ticks, `MAX_STRIDE` in the server's `game`
-//! module), when the client's bandwidth cap (64,000 bytes/s by default,
+//! snapshots under load (at worst one every 8 ticks, `MAX_STRIDE` in the server's
+//! `snapshot_pool` module), when the client's bandwidth cap (64,000 bytes/s by default,
 //! `bandwidth_cap_bytes_per_sec`) is spent, or when its connection is congested (after 200
 //! congested snapshots in a row, 10 s at full rate, the server disconnects with
 //! [`DisconnectReason::SlowClient`]).
