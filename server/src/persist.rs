@@ -9,12 +9,21 @@
 //!   batch per round, and only dropped from the map once the store acknowledged the batch.
 //!   A batch that fails stays pending and is retried with a growing pause (up to
 //!   `MAX_RETRY_PAUSE`); the store's state is the `mmo_store_up` gauge and `/readyz`.
+//! - A save the store refuses for itself ([`StoreError::Invalid`]: an empty account, text
+//!   too long or with a NUL, a position that is not finite; [`StoreError::Corrupt`]: the
+//!   account's stored record cannot be read, so it is left for an operator) is not a store
+//!   failure: it is dropped with an error log naming the account and why, and the rest of
+//!   the batch is written at once. Retrying it would fail forever and hold back every
+//!   other save. Any other error (the store unreachable, or failing for a reason that
+//!   names no save) keeps the whole batch pending, marks the store down and is retried.
 //! - A load answers from the pending map first, so a player who logs out and straight back
 //!   in resumes where the world last saw them even if that save has not reached the store.
+//!   A stored record that cannot be decoded refuses that login ([`LoadError::Corrupt`]):
+//!   the store is up, the record is damaged, so the store is not marked down for it.
 //! - The pending map holds at most one entry per account. Should it pass
 //!   `MAX_PENDING` accounts (a store down for a long time while many players come and
-//!   go), the writer says so in an error log line every time it grows further; it never
-//!   drops a save.
+//!   go), the writer says so in an error log line every time it grows further; it drops
+//!   no save for that.
 //!
 //! On shutdown the thread keeps trying to write what is pending for
 //! `SHUTDOWN_FLUSH` and logs an error naming the count of saves it could not write.
@@ -59,6 +68,19 @@ pub enum LoadError {
     /// The store did not answer in time or failed; the player should try again.
     #[error("the character store is unavailable")]
     Unavailable,
+    /// The account's stored record cannot be decoded. Trying again will not help: it
+    /// stays as it is until an operator repairs it (the server's log names the account
+    /// and what is wrong with the record).
+    #[error(
+        "the saved character of account {account:?} is damaged and cannot be loaded; \
+         it is kept for an operator to repair"
+    )]
+    Corrupt {
+        /// The account.
+        account: String,
+        /// What is wrong with the record (for the log; not told to the player).
+        reason: String,
+    },
 }
 
 enum Request {
@@ -214,16 +236,7 @@ fn run(
     up: Arc<AtomicBool>,
     metrics: Arc<Metrics>,
 ) {
-    let mut state = State {
-        store,
-        pending: BTreeMap::new(),
-        up,
-        metrics,
-        retry_at: None,
-        retry_pause: Duration::from_millis(250),
-        last_ping: Instant::now(),
-        loud_at: MAX_PENDING,
-    };
+    let mut state = State::new(store, up, metrics);
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(Request::Saves(saves)) => state.queue(saves),
@@ -255,6 +268,19 @@ fn run(
 }
 
 impl State {
+    fn new(store: Box<dyn CharacterStore>, up: Arc<AtomicBool>, metrics: Arc<Metrics>) -> State {
+        State {
+            store,
+            pending: BTreeMap::new(),
+            up,
+            metrics,
+            retry_at: None,
+            retry_pause: Duration::from_millis(250),
+            last_ping: Instant::now(),
+            loud_at: MAX_PENDING,
+        }
+    }
+
     fn queue(&mut self, saves: Vec<Save>) {
         for save in saves {
             self.pending.insert(save.account.clone(), save);
@@ -287,6 +313,15 @@ impl State {
                 self.mark_up();
                 Ok(found)
             }
+            // The store answered: the record is damaged, the store is not down.
+            Err(StoreError::Corrupt { account, reason }) => {
+                error!(
+                    %account,
+                    %reason,
+                    "the saved character cannot be read; its login is refused and the record is kept for an operator"
+                );
+                Err(LoadError::Corrupt { account, reason })
+            }
             Err(err) => {
                 self.mark_down(&err);
                 Err(LoadError::Unavailable)
@@ -301,26 +336,43 @@ impl State {
         if self.retry_at.is_some_and(|at| Instant::now() < at) {
             return;
         }
-        let batch: Vec<Save> = self.pending.values().cloned().collect();
-        let started = Instant::now();
-        match self.store.save_batch(&batch) {
-            Ok(()) => {
-                self.metrics.saves.inc_by(batch.len() as u64);
-                self.metrics.observe_save_batch(started.elapsed());
-                self.pending.clear();
-                self.metrics.saves_pending.set(0);
-                self.retry_at = None;
-                self.retry_pause = Duration::from_millis(250);
-                self.loud_at = MAX_PENDING;
-                self.mark_up();
-            }
-            Err(err) => {
-                self.metrics.save_failures.inc();
-                self.mark_down(&err);
-                self.retry_at = Some(Instant::now() + self.retry_pause);
-                self.retry_pause = (self.retry_pause * 2).min(MAX_RETRY_PAUSE);
+        // Each refused save leaves the map before the next try, so this makes at most one
+        // try more than there are saves pending.
+        while !self.pending.is_empty() {
+            let batch: Vec<Save> = self.pending.values().cloned().collect();
+            let started = Instant::now();
+            match self.store.save_batch(&batch) {
+                Ok(()) => {
+                    self.metrics.saves.inc_by(batch.len() as u64);
+                    self.metrics.observe_save_batch(started.elapsed());
+                    self.pending.clear();
+                    self.retry_at = None;
+                    self.retry_pause = Duration::from_millis(250);
+                    self.loud_at = MAX_PENDING;
+                    self.mark_up();
+                }
+                Err(err) => match refused_save(&err) {
+                    Some(account) if self.pending.contains_key(account) => {
+                        // The store is fine; this one save is not. Drop it and write the
+                        // rest now.
+                        self.pending.remove(account);
+                        error!(
+                            %account,
+                            error = %err,
+                            "a character save the store refuses is dropped; the others are written"
+                        );
+                    }
+                    _ => {
+                        self.metrics.save_failures.inc();
+                        self.mark_down(&err);
+                        self.retry_at = Some(Instant::now() + self.retry_pause);
+                        self.retry_pause = (self.retry_pause * 2).min(MAX_RETRY_PAUSE);
+                        break;
+                    }
+                },
             }
         }
+        self.metrics.saves_pending.set(self.pending.len() as i64);
     }
 
     fn ping_if_idle(&mut self) {
@@ -363,6 +415,19 @@ impl State {
                 "shutting down with character saves the store did not take"
             );
         }
+    }
+}
+
+/// The account whose save the store refused for that save alone (it is invalid, or the
+/// account's stored record cannot be read): retrying it can never succeed, and the store
+/// is not down. `None` for errors of the store itself (unreachable, or failing for a
+/// reason that names no save), which keep today's retry.
+fn refused_save(err: &StoreError) -> Option<&str> {
+    match err {
+        StoreError::Invalid { account, .. } | StoreError::Corrupt { account, .. } => {
+            Some(account.as_str())
+        }
+        _ => None,
     }
 }
 
@@ -426,6 +491,308 @@ impl Saver {
                 // A newer save recorded meanwhile wins; there is none within one call.
                 self.unsaved.entry(save.account.clone()).or_insert(save);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A directory under the system's temporary one, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(tag: &str) -> TempDir {
+            let nanos = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let dir = std::env::temp_dir()
+                .join(format!("mmo-persist-{tag}-{}-{nanos}", std::process::id()));
+            TempDir(dir)
+        }
+
+        fn spec(&self) -> store::StoreSpec {
+            store::StoreSpec::Embedded {
+                dir: self.0.clone(),
+            }
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn save(account: &str, pos: [f32; 2]) -> Save {
+        Save {
+            account: account.to_owned(),
+            name: account.to_owned(),
+            pos,
+            map: "house".to_owned(),
+            now_ms: 1_700_000_000_000,
+        }
+    }
+
+    /// Saves the store refuses, one reason each, among valid ones.
+    fn mixed_batch() -> Vec<Save> {
+        vec![
+            save("ada", [1.0, 2.0]),
+            save("", [1.0, 1.0]),
+            save("nul\0here", [1.0, 1.0]),
+            save(&"x".repeat(store::MAX_TEXT_BYTES + 1), [1.0, 1.0]),
+            save("dan", [3.0, 4.0]),
+            save("nan", [f32::NAN, 0.0]),
+        ]
+    }
+
+    fn state(store: Box<dyn CharacterStore>) -> (State, Arc<Metrics>) {
+        let metrics = Arc::new(Metrics::new());
+        metrics.store_up.set(1);
+        let state = State::new(store, Arc::new(AtomicBool::new(true)), Arc::clone(&metrics));
+        (state, metrics)
+    }
+
+    fn accounts(store: &mut dyn CharacterStore) -> Vec<(String, [f32; 2], u64)> {
+        store
+            .all()
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.account, c.pos, c.version))
+            .collect()
+    }
+
+    #[test]
+    fn invalid_saves_are_dropped_and_the_valid_ones_and_later_saves_land() {
+        let dir = TempDir::new("invalid");
+        let (mut state, metrics) = state(store::open(&dir.spec()).unwrap());
+        state.queue(mixed_batch());
+        state.write();
+        assert!(
+            state.pending.is_empty(),
+            "still pending: {:?}",
+            state.pending.keys().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            accounts(state.store.as_mut()),
+            [
+                ("ada".to_owned(), [1.0, 2.0], 1),
+                ("dan".to_owned(), [3.0, 4.0], 1)
+            ]
+        );
+        // Bad records are no outage: the store stays up, nothing waits for a retry.
+        assert!(state.up.load(Ordering::Relaxed));
+        assert_eq!(metrics.store_up.get(), 1);
+        assert_eq!(metrics.save_failures.get(), 0);
+        assert_eq!(metrics.saves_pending.get(), 0);
+        assert!(state.retry_at.is_none());
+
+        // Later saves, bad ones among them again, land at the next round.
+        state.queue(vec![
+            save("ada", [5.0, 6.0]),
+            save("", [0.0, 0.0]),
+            save("eve", [7.0, 8.0]),
+        ]);
+        state.write();
+        assert!(state.pending.is_empty());
+        assert_eq!(
+            accounts(state.store.as_mut()),
+            [
+                ("ada".to_owned(), [5.0, 6.0], 2),
+                ("dan".to_owned(), [3.0, 4.0], 1),
+                ("eve".to_owned(), [7.0, 8.0], 1)
+            ]
+        );
+        assert_eq!(metrics.saves.get(), 2 + 2);
+        assert_eq!(metrics.store_up.get(), 1);
+    }
+
+    /// The writer thread end to end: an invalid save among valid ones does not hold the
+    /// others back, later saves land, and the store never reads as down.
+    #[test]
+    fn the_writer_keeps_saving_after_an_invalid_save() {
+        let dir = TempDir::new("writer");
+        let metrics = Arc::new(Metrics::new());
+        let (persist, writer) = Persist::start(&dir.spec(), Arc::clone(&metrics)).unwrap();
+        let wait_written = |what: &str| {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                assert!(persist.is_up(), "{what}: the store was marked down");
+                assert_eq!(metrics.store_up.get(), 1, "{what}: mmo_store_up fell to 0");
+                if metrics.saves_pending.get() == 0 && metrics.saves.get() > 0 {
+                    return;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{what}: {} saves still pending after 5 s",
+                    metrics.saves_pending.get()
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        persist.try_save(mixed_batch()).unwrap();
+        wait_written("first batch");
+        let written = metrics.saves.get();
+        persist
+            .try_save(vec![save("ada", [9.0, 9.0]), save("", [0.0, 0.0])])
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while metrics.saves.get() == written {
+            assert!(Instant::now() < deadline, "the later save never landed");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        wait_written("second batch");
+        writer.stop();
+        drop(persist);
+        let mut store = store::open(&dir.spec()).unwrap();
+        assert_eq!(
+            accounts(store.as_mut()),
+            [
+                ("ada".to_owned(), [9.0, 9.0], 2),
+                ("dan".to_owned(), [3.0, 4.0], 1)
+            ]
+        );
+    }
+
+    /// A store whose answers a test sets, and which records what it took.
+    struct Scripted {
+        /// Accounts whose stored record is damaged (load and save say `Corrupt`).
+        corrupt: Vec<String>,
+        /// When set, every call fails with this (made fresh per call).
+        failing: Option<fn() -> StoreError>,
+        written: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Scripted {
+        fn new(corrupt: &[&str]) -> (Scripted, Arc<Mutex<Vec<String>>>) {
+            let written = Arc::new(Mutex::new(Vec::new()));
+            let store = Scripted {
+                corrupt: corrupt.iter().map(|a| (*a).to_owned()).collect(),
+                failing: None,
+                written: Arc::clone(&written),
+            };
+            (store, written)
+        }
+
+        fn damaged(account: &str) -> StoreError {
+            StoreError::Corrupt {
+                account: account.to_owned(),
+                reason: "unknown format version 9".to_owned(),
+            }
+        }
+    }
+
+    fn unavailable() -> StoreError {
+        StoreError::Unavailable {
+            target: "test".to_owned(),
+            source: "connection refused".into(),
+        }
+    }
+
+    fn backend() -> StoreError {
+        StoreError::Backend {
+            target: "test".to_owned(),
+            source: "permission denied for table characters".into(),
+        }
+    }
+
+    impl CharacterStore for Scripted {
+        fn load(&mut self, account: &str) -> Result<Option<Character>, StoreError> {
+            if let Some(fail) = self.failing {
+                return Err(fail());
+            }
+            if self.corrupt.iter().any(|a| a == account) {
+                return Err(Scripted::damaged(account));
+            }
+            Ok(None)
+        }
+
+        fn save_batch(&mut self, saves: &[Save]) -> Result<(), StoreError> {
+            if let Some(fail) = self.failing {
+                return Err(fail());
+            }
+            if let Some(bad) = saves.iter().find(|s| self.corrupt.contains(&s.account)) {
+                return Err(Scripted::damaged(&bad.account));
+            }
+            let mut written = self.written.lock().unwrap();
+            written.extend(saves.iter().map(|s| s.account.clone()));
+            Ok(())
+        }
+
+        fn ping(&mut self) -> Result<(), StoreError> {
+            match self.failing {
+                Some(fail) => Err(fail()),
+                None => Ok(()),
+            }
+        }
+
+        fn all(&mut self) -> Result<Vec<Character>, StoreError> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn a_corrupt_record_refuses_its_login_and_the_store_stays_up() {
+        let (store, _) = Scripted::new(&["ada"]);
+        let (mut state, metrics) = state(Box::new(store));
+        match state.load("ada") {
+            Err(LoadError::Corrupt { account, reason }) => {
+                assert_eq!(account, "ada");
+                assert!(reason.contains("format version"), "{reason}");
+            }
+            other => panic!("expected a corrupt record, got {other:?}"),
+        }
+        assert!(state.up.load(Ordering::Relaxed));
+        assert_eq!(metrics.store_up.get(), 1);
+        // Another account loads as usual.
+        assert!(matches!(state.load("bob"), Ok(None)));
+    }
+
+    #[test]
+    fn a_store_that_cannot_be_reached_is_marked_down_at_load() {
+        let (mut store, _) = Scripted::new(&[]);
+        store.failing = Some(unavailable);
+        let (mut state, metrics) = state(Box::new(store));
+        assert!(matches!(state.load("ada"), Err(LoadError::Unavailable)));
+        assert!(!state.up.load(Ordering::Relaxed));
+        assert_eq!(metrics.store_up.get(), 0);
+    }
+
+    #[test]
+    fn a_save_over_a_corrupt_record_is_dropped_and_the_others_land() {
+        let (store, written) = Scripted::new(&["bob"]);
+        let (mut state, metrics) = state(Box::new(store));
+        state.queue(vec![
+            save("ada", [1.0, 1.0]),
+            save("bob", [2.0, 2.0]),
+            save("cy", [3.0, 3.0]),
+        ]);
+        state.write();
+        assert!(state.pending.is_empty());
+        assert_eq!(*written.lock().unwrap(), ["ada", "cy"]);
+        assert_eq!(metrics.store_up.get(), 1);
+        assert_eq!(metrics.save_failures.get(), 0);
+    }
+
+    /// Errors that name no save are the store's: the whole batch waits and is retried,
+    /// and the store reads as down, as before.
+    #[test]
+    fn store_failures_keep_every_save_pending_for_a_retry() {
+        for fail in [unavailable as fn() -> StoreError, backend] {
+            let (mut store, _) = Scripted::new(&[]);
+            store.failing = Some(fail);
+            let (mut state, metrics) = state(Box::new(store));
+            state.queue(vec![save("ada", [1.0, 1.0]), save("", [2.0, 2.0])]);
+            state.write();
+            assert_eq!(state.pending.len(), 2, "{}", fail());
+            assert!(state.retry_at.is_some());
+            assert_eq!(metrics.store_up.get(), 0);
+            assert_eq!(metrics.save_failures.get(), 1);
+            assert_eq!(metrics.saves_pending.get(), 2);
         }
     }
 }

@@ -40,7 +40,7 @@ use tracing::{debug, info};
 use crate::config::MIN_SNAPSHOT_BYTES;
 use crate::game::{Kick, SessionId, ToWorld};
 use crate::metrics::{InputDrop, Invalid, Metrics};
-use crate::persist::Persist;
+use crate::persist::{LoadError, Persist};
 use link::{Link, LinkError};
 use login::{LiveAccounts, Rejected};
 use machine::{End, Handshake, HandshakeStep, InvalidKind, Session, Verdict, bad_frame};
@@ -231,12 +231,7 @@ async fn join_world(
                 Some(sim::Vec2::new(character.pos[0], character.pos[1]))
             }
             Ok(_) => None,
-            Err(err) => {
-                return Err(End::new(
-                    DisconnectReason::Internal,
-                    format!("{err}; try again shortly"),
-                ));
-            }
+            Err(err) => return Err(load_refused(&err)),
         },
     };
     let join = ToWorld::Join {
@@ -257,6 +252,17 @@ async fn join_world(
         Ok(Err(reason)) => Err(End::join_refused(reason)),
         Err(_) => Err(End::world_stopped()),
     }
+}
+
+/// What a login is told when its character could not be loaded. Both are `Internal`
+/// (the protocol has no reason of its own for a damaged record; `LoginRejected` is about
+/// the login's name and token); only an unavailable store is worth trying again.
+fn load_refused(err: &LoadError) -> End {
+    let text = match err {
+        LoadError::Unavailable => format!("{err}; try again shortly"),
+        LoadError::Corrupt { .. } => err.to_string(),
+    };
+    End::new(DisconnectReason::Internal, text)
 }
 
 /// Accepts the control stream and drives the [`Handshake`] through hello and login.
@@ -544,4 +550,28 @@ async fn disconnect(
     }
     conn.close(reason.code().into(), text.as_bytes());
     Ending::Disconnected(reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use protocol::DisconnectReason;
+
+    use super::load_refused;
+    use crate::persist::LoadError;
+
+    #[test]
+    fn a_damaged_character_is_not_told_to_try_again() {
+        let end = load_refused(&LoadError::Corrupt {
+            account: "ada".to_owned(),
+            reason: "unknown format version 9".to_owned(),
+        });
+        assert_eq!(end.reason, DisconnectReason::Internal);
+        assert!(end.text.contains("damaged"), "{}", end.text);
+        assert!(!end.text.contains("try again"), "{}", end.text);
+        assert!(!end.text.contains("unavailable"), "{}", end.text);
+
+        let end = load_refused(&LoadError::Unavailable);
+        assert_eq!(end.reason, DisconnectReason::Internal);
+        assert!(end.text.contains("unavailable; try again"), "{}", end.text);
+    }
 }

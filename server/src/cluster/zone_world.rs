@@ -351,6 +351,8 @@ impl ZoneWorld {
             Some(format!("epoch {} is not newer than ours", handoff.epoch))
         } else if !carried(&handoff.body).is_valid() {
             Some("the body's numbers are not usable".to_owned())
+        } else if let Some((account, _)) = &handoff.player {
+            players::account_problem(account)
         } else {
             None
         };

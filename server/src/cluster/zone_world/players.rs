@@ -4,10 +4,13 @@ use protocol::NetId;
 use protocol::bus::{BusMessage, JoinReply, JoinRequest};
 use sim::{Brain, Input, Kind, Vec2};
 
+use tracing::warn;
+
 use super::{Spawning, ZoneOut, ZoneWorld};
 use crate::cluster::bus::Verb;
 use crate::game::{RADIUS_M, SPEED_MPS, command_input};
 use crate::persist::now_ms;
+use crate::session::login;
 
 /// A joining character is kept this far clear of other bodies' edges, metres.
 const SPAWN_GAP_M: f32 = 0.1;
@@ -15,9 +18,38 @@ const SPAWN_GAP_M: f32 = 0.1;
 const SPAWN_SEARCH_M: f32 = 4.0;
 /// Rings of points tried within that distance.
 const SPAWN_RINGS: usize = 8;
+/// Characters of a refused account shown in the log and the refusal.
+const SHOWN_ACCOUNT_CHARS: usize = 40;
+
+/// Why `account`, as it came from the bus (a join, a handoff's player), cannot be a
+/// player's here; `None` when it can. The rules are a login's ([`login::check`]: 1 to
+/// `MAX_NAME_CHARS` characters, no control character), which every gateway applied
+/// before asking, and which keep an account within what the character store accepts: a
+/// save the store refuses would be dropped, the character's progress with it.
+pub(super) fn account_problem(account: &str) -> Option<String> {
+    let rejected = login::check(account, None, None, 0).err()?;
+    let mut shown: String = account.chars().take(SHOWN_ACCOUNT_CHARS).collect();
+    if shown.len() < account.len() {
+        shown.push('…');
+    }
+    Some(format!("bad account {shown:?}: {}", rejected.end.text))
+}
 
 impl ZoneWorld {
     pub(super) fn join(&mut self, request: JoinRequest, reply: Option<String>) {
+        if let Some(why) = account_problem(&request.account) {
+            warn!(zone = %self.spec.name, id = ?request.id, gateway = %request.gateway, %why, "join refused");
+            if let Some(reply) = reply {
+                self.answers.push(ZoneOut::Publish(
+                    reply,
+                    BusMessage::Joined(JoinReply {
+                        id: request.id,
+                        refused: Some(why),
+                    }),
+                ));
+            }
+            return;
+        }
         if self.reals.contains_key(&request.id) || self.in_flight.contains_key(&request.id) {
             // Asked again (the gateway's first answer was lost): it is here already.
             if let Some(reply) = reply {
@@ -211,8 +243,11 @@ mod tests {
     use protocol::NetId;
     use protocol::bus::JoinRequest;
 
-    use super::super::{PLAYER_BIT, ZoneWorld};
+    use protocol::bus::{BusMessage, Handoff, HandoffAck, JoinReply};
+
+    use super::super::{PLAYER_BIT, ZoneIn, ZoneOut, ZoneWorld};
     use crate::cluster::ClusterFile;
+    use crate::cluster::carry::carried_body;
     use crate::game::RADIUS_M;
 
     /// A 30 m square room in one zone, no NPCs.
@@ -264,5 +299,110 @@ mod tests {
                 assert!((*a - *b).length() >= 2.0 * RADIUS_M, "{a:?} {b:?}");
             }
         }
+    }
+
+    /// Accounts no login may have: empty, with a NUL or another control character, too
+    /// long for a name (and, at 300 bytes, for the store).
+    fn bad_accounts() -> Vec<String> {
+        vec![
+            String::new(),
+            "nul\0here".to_owned(),
+            "line\nbreak".to_owned(),
+            "x".repeat(300),
+        ]
+    }
+
+    /// What the zone answered on `subject` so far.
+    fn answers_on(zone: &ZoneWorld, subject: &str) -> Vec<BusMessage> {
+        zone.answers
+            .iter()
+            .filter_map(|out| match out {
+                ZoneOut::Publish(s, message) if s == subject => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_join_with_an_account_no_login_may_have_is_refused_and_others_still_join() {
+        let mut zone = zone();
+        for (n, account) in bad_accounts().into_iter().enumerate() {
+            let mut join = request(n as u32, [15.0, 15.0]);
+            join.account = account.clone();
+            let id = join.id;
+            let reply = format!("reply.{n}");
+            zone.join(join, Some(reply.clone()));
+            match answers_on(&zone, &reply).as_slice() {
+                [
+                    BusMessage::Joined(JoinReply {
+                        id: answered,
+                        refused: Some(why),
+                    }),
+                ] => {
+                    assert_eq!(*answered, id);
+                    assert!(why.starts_with("bad account"), "{why}");
+                    assert!(
+                        why.len() < 200,
+                        "the refusal echoes the whole account: {why}"
+                    );
+                }
+                other => panic!("account {account:?}: expected a refusal, got {other:?}"),
+            }
+        }
+        zone.join(request(9, [15.0, 15.0]), Some("reply.ok".to_owned()));
+        for _ in 0..2 {
+            zone.tick();
+        }
+        let accounts: Vec<&str> = zone
+            .reals
+            .values()
+            .filter_map(|r| r.player.as_ref())
+            .map(|p| p.account.as_str())
+            .collect();
+        assert_eq!(accounts, ["p9"]);
+    }
+
+    #[test]
+    fn a_handoff_of_a_player_with_an_account_no_login_may_have_is_refused() {
+        // A body to hand over: a player joined in another zone of the same map.
+        let mut from = zone();
+        from.join(request(1, [15.0, 15.0]), None);
+        from.tick();
+        let (&id, real) = from.reals.iter().next().expect("joined");
+        let body = carried_body(&from.world.carry(real.local).expect("a body"));
+        for (n, account) in bad_accounts().into_iter().enumerate() {
+            let mut to = zone();
+            let reply = format!("ack.{n}");
+            let handoff = Handoff {
+                from: "next door".to_owned(),
+                id,
+                epoch: 1,
+                player: Some((account.clone(), 0)),
+                body: body.clone(),
+            };
+            to.handle(ZoneIn::Handoff(Box::new(handoff), Some(reply.clone())));
+            match answers_on(&to, &reply).as_slice() {
+                [
+                    BusMessage::HandoffAck(HandoffAck {
+                        refused: Some(why), ..
+                    }),
+                ] => assert!(why.starts_with("bad account"), "{why}"),
+                other => panic!("account {account:?}: expected a refusal, got {other:?}"),
+            }
+            to.tick();
+            assert!(to.reals.is_empty(), "account {account:?} was taken over");
+        }
+        // The same body with a good account is taken.
+        let mut to = zone();
+        let handoff = Handoff {
+            from: "next door".to_owned(),
+            id,
+            epoch: 1,
+            player: Some(("p1".to_owned(), 0)),
+            body,
+        };
+        to.handle(ZoneIn::Handoff(Box::new(handoff), None));
+        to.tick();
+        assert_eq!(to.reals.len(), 1);
     }
 }
