@@ -16,31 +16,54 @@ pub struct TriangleLocator {
     tris: Vec<TriId>,
 }
 
+/// Cell entries the index may hold per triangle, on average. A mesh of thin triangles
+/// spanning the map (a convex polygon cut into a fan from one corner, say) would otherwise
+/// list most triangles in most cells: memory quadratic in the triangle count, from a file
+/// a few megabytes long. Such a mesh gets coarser cells instead, longer lists to scan, and
+/// the same answers.
+const MAX_ENTRIES_PER_TRIANGLE: u64 = 16;
+
 impl TriangleLocator {
-    /// Builds the index: about one cell per triangle, square cells.
+    /// Builds the index: about one cell per triangle, square cells (coarser when the
+    /// triangles' bounding boxes would fill more than [`MAX_ENTRIES_PER_TRIANGLE`] cells
+    /// each on average).
     pub fn new(mesh: &NavMesh) -> TriangleLocator {
         let bounds = mesh.bounds();
         let size = bounds.size();
         let area = (size.x * size.y).max(f64::MIN_POSITIVE);
-        let cell = (area / mesh.triangle_count().max(1) as f64)
+        let mut cell = (area / mesh.triangle_count().max(1) as f64)
             .sqrt()
             .max(1e-9);
-        let cols = ((size.x / cell).ceil() as usize).clamp(1, 1 << 14);
-        let rows = ((size.y / cell).ceil() as usize).clamp(1, 1 << 14);
-        let inv_cell = 1.0 / cell;
-        let mut locator = TriangleLocator {
-            origin: bounds.min,
-            inv_cell,
-            cols,
-            rows,
-            cell_start: vec![0; cols * rows + 1],
-            tris: Vec::new(),
+        let most = MAX_ENTRIES_PER_TRIANGLE * mesh.triangle_count().max(1) as u64;
+        let (mut locator, ranges) = loop {
+            let cols = ((size.x / cell).ceil() as usize).clamp(1, 1 << 14);
+            let rows = ((size.y / cell).ceil() as usize).clamp(1, 1 << 14);
+            let locator = TriangleLocator {
+                origin: bounds.min,
+                inv_cell: 1.0 / cell,
+                cols,
+                rows,
+                cell_start: Vec::new(),
+                tris: Vec::new(),
+            };
+            let ranges: Vec<_> = (0..mesh.triangle_count())
+                .map(|t| locator.cell_range(mesh.triangle_points(TriId(t as u32))))
+                .collect();
+            let entries: u64 = ranges
+                .iter()
+                .map(|&(c0, c1, r0, r1)| ((c1 - c0 + 1) * (r1 - r0 + 1)) as u64)
+                .sum();
+            // One cell over the whole map lists every triangle once: the loop ends.
+            if entries <= most || (cols == 1 && rows == 1) {
+                break (locator, ranges);
+            }
+            // Entries shrink about with the square of the cell's size.
+            cell *= ((entries as f64 / most as f64).sqrt()).max(2.0);
         };
+        let cols = locator.cols;
+        locator.cell_start = vec![0; cols * locator.rows + 1];
         // Two passes over the triangles: count per cell, then fill. Filling in id order keeps
         // every cell's list sorted, which makes `locate` deterministic.
-        let ranges: Vec<_> = (0..mesh.triangle_count())
-            .map(|t| locator.cell_range(mesh.triangle_points(TriId(t as u32))))
-            .collect();
         for &(c0, c1, r0, r1) in &ranges {
             for r in r0..=r1 {
                 for c in c0..=c1 {
@@ -167,5 +190,45 @@ mod tests {
             inside_hint > 20,
             "too few points in their hint: {inside_hint}"
         );
+    }
+
+    /// A quarter disc fanned from its centre's far corner: thin triangles whose bounding
+    /// boxes each cover most of the map. The index stays within its entries per triangle
+    /// (uncapped, 4,000 such triangles would list about 14 million entries) and still finds
+    /// the triangle under each point, the lowest id where several share it.
+    #[test]
+    fn slivers_spanning_the_map_get_coarser_cells_and_the_same_answers() {
+        let n = 4_000u32;
+        let mut v = vec![Point::new(0.0, 0.0)];
+        for i in 0..=n {
+            let a = std::f64::consts::FRAC_PI_2 * f64::from(i) / f64::from(n);
+            v.push(Point::new(10.0 + a.cos(), 10.0 + a.sin()));
+        }
+        let t: Vec<_> = (0..n)
+            .map(|i| [VertId(0), VertId(1 + i), VertId(2 + i)])
+            .collect();
+        let mesh = NavMesh::new(BuildInfo::default(), v, t).unwrap();
+        let loc = TriangleLocator::new(&mesh);
+        assert!(
+            loc.tris.len() as u64 <= MAX_ENTRIES_PER_TRIANGLE * u64::from(n),
+            "{} entries for {n} triangles",
+            loc.tris.len()
+        );
+        let brute = |p: Point| {
+            (0..n).map(TriId).find(|&t| {
+                let [a, b, c] = mesh.triangle_points(t);
+                orient(a, b, p) >= 0.0 && orient(b, c, p) >= 0.0 && orient(c, a, p) >= 0.0
+            })
+        };
+        let mut inside = 0;
+        for i in 0..=60 {
+            for j in 0..=60 {
+                let p = Point::new(f64::from(i) * 0.19, f64::from(j) * 0.19);
+                let found = loc.locate(&mesh, p);
+                assert_eq!(found, brute(p), "{p:?}");
+                inside += usize::from(found.is_some());
+            }
+        }
+        assert!(inside > 100, "too few points on the mesh: {inside}");
     }
 }
