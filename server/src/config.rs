@@ -55,6 +55,24 @@ pub enum ConfigError {
         /// y as given.
         y: f32,
     },
+    /// `spawn_point` and `spawn_spread_m` take in no walkable ground clear of walls on the
+    /// map, so every login would be refused (checked against the map at start-up).
+    #[error(
+        "spawn_point and spawn_spread_m must take in walkable ground clear of walls on the map, which spans [{}, {}] to [{}, {}]; got spawn_point [{x}, {y}], spawn_spread_m {spread_m}",
+        min[0], min[1], max[0], max[1]
+    )]
+    NoSpawnGround {
+        /// `spawn_point`'s x as given.
+        x: f32,
+        /// `spawn_point`'s y as given.
+        y: f32,
+        /// `spawn_spread_m` as given.
+        spread_m: f32,
+        /// The map's lower corner, metres.
+        min: [f64; 2],
+        /// The map's upper corner, metres.
+        max: [f64; 2],
+    },
     /// Both `admin_token_file` and `MMO_ADMIN_TOKEN`: which one counts would be a guess.
     #[error("admin_token_file and MMO_ADMIN_TOKEN are both set: give the admin token once")]
     AdminTokenTwice,
@@ -82,7 +100,9 @@ impl ConfigError {
         match self {
             ConfigError::CertWithoutKey => "cert",
             ConfigError::OutOfRange { setting, .. } => setting,
-            ConfigError::SpawnPointNotFinite { .. } => "spawn_point",
+            ConfigError::SpawnPointNotFinite { .. } | ConfigError::NoSpawnGround { .. } => {
+                "spawn_point"
+            }
             ConfigError::KeepAliveNotShorter { .. } => "keep_alive_secs",
             ConfigError::AdminTokenTwice => "admin_token_file",
             ConfigError::DoorNotFinite { .. } => "doors",

@@ -305,6 +305,12 @@ impl Game {
         self.saver = Some(saver);
     }
 
+    /// How many spawn points were found for joining players (within `spawn_spread_m` of
+    /// `spawn_point`, clear of walls); with none, every login is refused.
+    pub fn spawn_point_count(&self) -> usize {
+        self.spawn_points.len()
+    }
+
     /// The world.
     pub fn world(&self) -> &World {
         &self.world

@@ -23,7 +23,7 @@ use tokio::task::JoinSet;
 use tracing::{error, info, warn};
 
 use crate::cluster::ClusterFile;
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::game::{Game, GameConfig, ToWorld, run_loop};
 use crate::http::{Health, HttpLimits, MapFile, serve as serve_http};
 use crate::interest::ViewRange;
@@ -157,15 +157,24 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
     let auth_key = config.load_auth_key()?;
     let admin_token = config.load_admin_token()?;
     let mesh = Arc::new(mesh);
-    let (identity, generated) = match (&config.cert, &config.key) {
-        (Some(cert), Some(key)) => (Identity::from_pem_files(cert, key)?, None),
-        _ => (
-            Identity::self_signed()?,
-            Some(WebTransportCert::generate(unix_secs())?),
-        ),
+    let metrics = Arc::new(Metrics::default());
+    let view = ViewRange {
+        radius_m: config.view_radius_m,
+        hysteresis_m: config.view_hysteresis_m,
     };
-    let fingerprint = identity.fingerprint();
-    let certificates = Arc::new(Certificates::new(identity, generated)?);
+    // The world is built before anything binds, so that a spawn point that finds no ground
+    // fails the start-up at once.
+    let world = match cluster {
+        Some(cluster) => WorldKind::Cluster(cluster),
+        None => WorldKind::Game(Box::new(build_game(
+            &config,
+            Arc::clone(&mesh),
+            view,
+            Arc::clone(&metrics),
+        )?)),
+    };
+    let (certificates, fingerprint) = load_certificates(&config)?;
+    let certificates = Arc::new(certificates);
     let limits = TransportLimits {
         idle_timeout: Duration::from_secs_f32(config.idle_timeout_secs),
         keep_alive: Duration::from_secs_f32(config.keep_alive_secs),
@@ -195,7 +204,6 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
         .with_context(|| format!("cannot listen for HTTP on {}", config.metrics_listen))?;
     let metrics_addr = http.local_addr().context("HTTP endpoint address")?;
 
-    let metrics = Arc::new(Metrics::default());
     metrics
         .udp_receive_buffer_bytes
         .set(i64::try_from(socket_recv.granted).unwrap_or(i64::MAX));
@@ -246,10 +254,6 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
     ));
 
     let bounds = mesh.bounds();
-    let view = ViewRange {
-        radius_m: config.view_radius_m,
-        hysteresis_m: config.view_hysteresis_m,
-    };
     let snapshots = SnapshotConfig {
         bandwidth_cap_bytes_per_sec: config.bandwidth_cap_bytes_per_sec,
         snapshot_max_bytes: config.snapshot_max_bytes,
@@ -257,8 +261,8 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
         workers: config.snapshot_workers as usize,
     };
     type WorldBody = Box<dyn FnOnce(mpsc::Receiver<ToWorld>, Arc<AtomicBool>) + Send>;
-    let world_body: WorldBody = match cluster {
-        Some((file, index, client)) => {
+    let world_body: WorldBody = match world {
+        WorldKind::Cluster((file, index, client)) => {
             use crate::cluster::gateway;
             let (bus_tx, bus_rx) = mpsc::channel(INBOX);
             let (out_tx, out_rx) = mpsc::channel(INBOX);
@@ -279,29 +283,13 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
                 gateway::run_loop(router, inbox, bus_rx, snapshots, metrics, stop, ready);
             })
         }
-        None => {
-            let mut game = Game::new(
-                Arc::clone(&mesh),
-                GameConfig {
-                    npcs: config.npcs,
-                    seed: config.seed,
-                    path_budget: config.path_budget,
-                    path_budget_per_body: config.path_budget_per_body,
-                    path_corner_graph: config.path_corner_graph,
-                    spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
-                    spawn_spread_m: config.spawn_spread_m,
-                    max_clients: config.max_clients,
-                    view,
-                    doors: config.doors.clone(),
-                },
-                Arc::clone(&metrics),
-            );
+        WorldKind::Game(mut game) => {
             if let Some(persist) = &persist {
                 game.keep_characters(Saver::new(persist.clone(), map_id.clone()));
             }
             let (metrics, ready) = (Arc::clone(&metrics), Arc::clone(&ready));
             Box::new(move |inbox, stop| {
-                run_loop(game, inbox, snapshots, metrics, stop, ready);
+                run_loop(*game, inbox, snapshots, metrics, stop, ready);
             })
         }
     };
@@ -394,6 +382,76 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
         shutdown: shutdown_tx,
         task,
     })
+}
+
+/// What the world thread runs: a cluster's router, or the world itself.
+enum WorldKind {
+    /// A gateway of this cluster.
+    Cluster(Cluster),
+    /// `server run`'s world.
+    Game(Box<Game>),
+}
+
+/// The world of `server run`. A `spawn_point` whose `spawn_spread_m` takes in no walkable
+/// ground clear of walls is refused: every login would be refused there.
+fn build_game(
+    config: &Config,
+    mesh: Arc<NavMesh>,
+    view: ViewRange,
+    metrics: Arc<Metrics>,
+) -> Result<Game, ConfigError> {
+    let game = Game::new(
+        Arc::clone(&mesh),
+        GameConfig {
+            npcs: config.npcs,
+            seed: config.seed,
+            path_budget: config.path_budget,
+            path_budget_per_body: config.path_budget_per_body,
+            path_corner_graph: config.path_corner_graph,
+            spawn_point: config.spawn_point.map(|[x, y]| sim::Vec2::new(x, y)),
+            spawn_spread_m: config.spawn_spread_m,
+            max_clients: config.max_clients,
+            view,
+            doors: config.doors.clone(),
+        },
+        metrics,
+    );
+    if let Some([x, y]) = config.spawn_point
+        && game.spawn_point_count() == 0
+    {
+        let bounds = mesh.bounds();
+        return Err(ConfigError::NoSpawnGround {
+            x,
+            y,
+            spread_m: config.spawn_spread_m,
+            min: [bounds.min.x, bounds.min.y],
+            max: [bounds.max.x, bounds.max.y],
+        });
+    }
+    Ok(game)
+}
+
+/// The server's certificates and the fingerprint clients pin: the PEM files of `cert` and
+/// `key`, or a fresh self-signed certificate (and a generated one for browsers).
+fn load_certificates(config: &Config) -> Result<(Certificates, Fingerprint)> {
+    match (&config.cert, &config.key) {
+        (Some(cert), Some(key)) => {
+            let identity = Identity::from_pem_files(cert, key)?;
+            let fingerprint = identity.fingerprint();
+            let certificates = Certificates::new(identity, None).with_context(|| {
+                format!("--cert {} and --key {}", cert.display(), key.display())
+            })?;
+            Ok((certificates, fingerprint))
+        }
+        _ => {
+            let identity = Identity::self_signed()?;
+            let fingerprint = identity.fingerprint();
+            let generated = WebTransportCert::generate(unix_secs())?;
+            let certificates = Certificates::new(identity, Some(generated))
+                .context("the generated self-signed certificate")?;
+            Ok((certificates, fingerprint))
+        }
+    }
 }
 
 /// Sessions per address and in total.
@@ -572,5 +630,118 @@ async fn rotate_certificates(certificates: Arc<Certificates>, mut shutdown: watc
             Ok(None) => {}
             Err(err) => warn!("cannot rotate the WebTransport certificate: {err:#}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch file holding `text`, removed when dropped.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(name: &str, text: &str) -> Scratch {
+            let path = std::env::temp_dir().join(format!(
+                "run-{}-{:?}-{name}",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            std::fs::write(&path, text).unwrap();
+            Scratch(path)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    /// A fresh certificate as PEM, its fingerprint, and its key as PEM.
+    fn self_signed_pem() -> (String, Fingerprint, String) {
+        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        (
+            certified.cert.pem(),
+            Fingerprint::of(certified.cert.der()),
+            certified.signing_key.serialize_pem(),
+        )
+    }
+
+    #[test]
+    fn a_certificate_and_key_that_do_not_match_are_named() {
+        let (cert_a, fingerprint_a, key_a) = self_signed_pem();
+        let (_, _, key_b) = self_signed_pem();
+        let cert = Scratch::new("a.crt", &cert_a);
+        let config = |key: &Scratch| Config {
+            cert: Some(cert.0.clone()),
+            key: Some(key.0.clone()),
+            ..Config::default()
+        };
+        let own_key = Scratch::new("a.key", &key_a);
+        let (_, fingerprint) = load_certificates(&config(&own_key)).unwrap();
+        assert_eq!(fingerprint, fingerprint_a);
+
+        let other_key = Scratch::new("b.key", &key_b);
+        let err = format!("{:#}", load_certificates(&config(&other_key)).unwrap_err());
+        let named = format!(
+            "--cert {} and --key {}: ",
+            cert.0.display(),
+            other_key.0.display()
+        );
+        assert!(err.starts_with(&named), "{err}");
+        assert!(err.contains("do not form a usable identity"), "{err}");
+    }
+
+    fn arena_config(spawn_point: Option<[f32; 2]>, spawn_spread_m: f32) -> Config {
+        Config {
+            map: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../maps/arena.json").into()),
+            npcs: 0,
+            spawn_point,
+            spawn_spread_m,
+            ..Config::default()
+        }
+    }
+
+    fn game_on(config: &Config) -> Result<Game, ConfigError> {
+        config.validate().unwrap();
+        let (mesh, _) = load_map(config).unwrap();
+        let view = ViewRange {
+            radius_m: config.view_radius_m,
+            hysteresis_m: config.view_hysteresis_m,
+        };
+        build_game(config, Arc::new(mesh), view, Arc::new(Metrics::default()))
+    }
+
+    /// The arena spans [0, 0] to [40, 30]; (28, 5) is in the rock east of its hall, 4 m
+    /// from the nearest floor.
+    #[test]
+    fn a_spawn_point_that_finds_no_ground_fails_the_start_up() {
+        for (at, spread) in [([500.0, 500.0], 8.0), ([28.0, 5.0], 2.0)] {
+            let err = game_on(&arena_config(Some(at), spread))
+                .err()
+                .expect("no spawn ground");
+            assert_eq!(err.setting(), "spawn_point");
+            assert!(
+                matches!(err, ConfigError::NoSpawnGround { x, y, spread_m, min, max }
+                    if [x, y] == at && spread_m == spread && min == [0.0, 0.0] && max == [40.0, 30.0]),
+                "{err}"
+            );
+            let shown = err.to_string();
+            for part in [
+                "spawn_point",
+                "spawn_spread_m",
+                &format!("[{}, {}]", at[0], at[1]),
+                &format!("spawn_spread_m {spread}"),
+                "[0, 0] to [40, 30]",
+            ] {
+                assert!(shown.contains(part), "{part:?} missing from {shown}");
+            }
+        }
+        // On the floor, or anywhere: players have somewhere to appear.
+        let near = game_on(&arena_config(Some([12.0, 5.0]), 8.0)).unwrap();
+        assert!(near.spawn_point_count() > 0);
+        let anywhere = game_on(&arena_config(None, 8.0)).unwrap();
+        assert!(anywhere.spawn_point_count() > 0);
     }
 }

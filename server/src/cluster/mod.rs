@@ -60,6 +60,10 @@ pub struct ClusterFile {
     /// The gateways.
     #[serde(default)]
     pub gateways: Vec<GatewaySpec>,
+    /// The file it was read from ([`ClusterFile::load`]), which its errors name; `None`
+    /// when read from text.
+    #[serde(skip)]
+    path: Option<PathBuf>,
 }
 
 fn default_npcs() -> u32 {
@@ -189,6 +193,14 @@ pub enum ClusterError {
         /// Why.
         error: String,
     },
+    /// What is wrong with the cluster file at `path`: it does not parse, or a check fails.
+    #[error("{path}: {error}")]
+    InFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        error: Box<ClusterError>,
+    },
     /// Two rectangles overlap.
     #[error("zones {0:?} and {1:?} overlap")]
     Overlap(String, String),
@@ -208,6 +220,14 @@ pub enum ClusterError {
     },
 }
 
+/// `error`, found in the cluster file at `path`.
+fn in_file(path: &Path, error: ClusterError) -> ClusterError {
+    ClusterError::InFile {
+        path: path.display().to_string(),
+        error: Box::new(error),
+    }
+}
+
 fn good_name(name: &str) -> bool {
     (1..=32).contains(&name.len())
         && name
@@ -217,19 +237,20 @@ fn good_name(name: &str) -> bool {
 
 impl ClusterFile {
     /// Reads and checks the cluster file at `path`; a relative `map` is made relative to
-    /// the file's directory.
+    /// the file's directory. Every error names the file.
     pub fn load(path: &Path) -> Result<ClusterFile, ClusterError> {
         let text = std::fs::read_to_string(path).map_err(|err| ClusterError::Read {
             path: path.display().to_string(),
             error: err.to_string(),
         })?;
-        let mut file = ClusterFile::from_toml(&text)?;
+        let mut file = ClusterFile::from_toml(&text).map_err(|error| in_file(path, error))?;
         if let Some(map) = &file.map
             && map.is_relative()
         {
             let dir = path.parent().unwrap_or(Path::new("."));
             file.map = Some(dir.join(map));
         }
+        file.path = Some(path.to_owned());
         Ok(file)
     }
 
@@ -327,7 +348,11 @@ impl ClusterFile {
                 ((a.y + b.y + c.y) / 3.0) as f32,
             );
             if self.zone_of(x, y).is_none() {
-                return Err(ClusterError::Uncovered { x, y });
+                let error = ClusterError::Uncovered { x, y };
+                return Err(match &self.path {
+                    Some(path) => in_file(path, error),
+                    None => error,
+                });
             }
         }
         Ok(())
@@ -435,6 +460,79 @@ region = [128, 0, 256, 257]
         let unknown = TWO.replace("nats =", "colour = 1\nnats =");
         assert!(
             matches!(ClusterFile::from_toml(&unknown), Err(ClusterError::Parse(e)) if e.contains("colour"))
+        );
+    }
+
+    /// A scratch file holding `text`, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str, text: &str) -> Scratch {
+            let path = std::env::temp_dir().join(format!(
+                "cluster-{}-{name}-{:?}.toml",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            std::fs::write(&path, text).unwrap();
+            Scratch(path)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    #[test]
+    fn errors_in_a_loaded_file_name_the_file() {
+        let bad_toml = Scratch::new("parse", "nats = 3");
+        let err = ClusterFile::load(&bad_toml.0).unwrap_err();
+        let shown = err.to_string();
+        assert!(
+            matches!(&err, ClusterError::InFile { path, error }
+                if *path == bad_toml.0.display().to_string()
+                    && matches!(**error, ClusterError::Parse(_))),
+            "{shown}"
+        );
+        assert!(
+            shown.starts_with(&format!("{}: ", bad_toml.0.display())),
+            "{shown}"
+        );
+        assert!(shown.contains("does not parse"), "{shown}");
+
+        let overlap = format!("{TWO}\n[[zones]]\nname = \"mid\"\nregion = [100, 0, 150, 10]\n");
+        let overlap = Scratch::new("overlap", &overlap);
+        let shown = ClusterFile::load(&overlap.0).unwrap_err().to_string();
+        assert_eq!(
+            shown,
+            format!(
+                "{}: zones \"west\" and \"mid\" overlap",
+                overlap.0.display()
+            )
+        );
+
+        let no_zones = Scratch::new("empty", "nats = \"x\"\nzones = []");
+        let shown = ClusterFile::load(&no_zones.0).unwrap_err().to_string();
+        assert_eq!(
+            shown,
+            format!("{}: the cluster file names no zones", no_zones.0.display())
+        );
+
+        // The map check, later, names the file too.
+        let half = TWO.replace("region = [128, 0, 256, 257]", "region = [128, 0, 200, 257]");
+        let half = Scratch::new("half", &half);
+        let file = ClusterFile::load(&half.0).unwrap();
+        let (mesh, _) = crate::run::load_map(&crate::config::Config::default()).unwrap();
+        let err = file.check_map(&mesh).unwrap_err();
+        assert!(
+            matches!(&err, ClusterError::InFile { error, .. }
+                if matches!(**error, ClusterError::Uncovered { x, .. } if x >= 200.0)),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}: no zone owns", half.0.display()))
         );
     }
 
