@@ -4,10 +4,21 @@
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// The server binary, with a data directory of its own: the tests run at the same time,
+/// and two servers cannot open one embedded character store (the default `data`).
 fn server() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_server"))
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "mmo-binary-it-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
+    command.env("MMO_DATA_DIR", dir);
+    command
 }
 
 #[test]
