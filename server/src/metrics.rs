@@ -371,6 +371,9 @@ pub struct Metrics {
     pub saves: Counter,
     /// Batches of saves the store failed to take (they are retried).
     pub save_failures: Counter,
+    /// Saves the store refused for themselves (invalid, or over a damaged record): dropped,
+    /// never retried.
+    pub saves_dropped: Counter,
     /// Time the store took per batch of saves.
     save_batch_seconds: Histogram,
     /// Admin API requests refused for a missing or wrong token.
@@ -419,6 +422,7 @@ impl Metrics {
             saves_pending: Gauge::default(),
             saves: Counter::default(),
             save_failures: Counter::default(),
+            saves_dropped: Counter::default(),
             save_batch_seconds: DurationBuckets.new_metric(),
             admin_unauthorized: Counter::default(),
             admin_world_busy: Counter::default(),
@@ -562,6 +566,11 @@ impl Metrics {
             self.save_failures.clone(),
         );
         r.register(
+            "mmo_saves_dropped",
+            "Character saves dropped because the store refused them (invalid, or over a damaged record)",
+            self.saves_dropped.clone(),
+        );
+        r.register(
             "mmo_save_batch_seconds",
             "Time the store took per batch of character saves",
             self.save_batch_seconds.clone(),
@@ -600,6 +609,12 @@ impl Metrics {
     /// Counts a dropped input.
     pub fn input_dropped(&self, why: InputDrop) {
         self.inputs_dropped.get_or_create(&By(why)).inc();
+    }
+    /// Counts `n` dropped inputs.
+    pub fn inputs_dropped(&self, why: InputDrop, n: u64) {
+        if n > 0 {
+            self.inputs_dropped.get_or_create(&By(why)).inc_by(n);
+        }
     }
     /// Counts a snapshot not sent.
     pub fn snapshot_dropped(&self, why: SnapshotDrop) {

@@ -24,6 +24,7 @@ pub mod link;
 pub mod login;
 pub mod machine;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -35,10 +36,11 @@ use protocol::{
 use quinn::{Connection, RecvStream, SendStream};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::timeout;
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
+use crate::cluster::gateway::JOIN_ANSWERED_WITHIN;
 use crate::config::MIN_SNAPSHOT_BYTES;
-use crate::game::{Kick, SessionId, ToWorld};
+use crate::game::{Joined, Kick, SessionId, ToWorld};
 use crate::metrics::{InputDrop, Invalid, Metrics};
 use crate::persist::{LoadError, Persist};
 use link::{Link, LinkError};
@@ -48,6 +50,12 @@ use machine::{End, Handshake, HandshakeStep, InvalidKind, Session, Verdict, bad_
 /// HTTP/3's `H3_REQUEST_REJECTED`: the close code of a connection whose WebTransport
 /// request opened no session.
 const H3_REQUEST_REJECTED: u32 = 0x010b;
+
+/// Longest a session waits for the world to place its character, once its saved state
+/// is loaded. `server run`'s world answers within a tick and a gateway within
+/// [`JOIN_ANSWERED_WITHIN`]; past this the answer is lost or the world is stuck, and the
+/// session ends rather than holding its connection slot and its account for ever.
+const JOIN_DEADLINE: Duration = JOIN_ANSWERED_WITHIN.saturating_add(Duration::from_secs(2));
 
 /// What every session shares.
 pub struct SessionContext {
@@ -124,9 +132,16 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     };
 
     let (kick_tx, mut kick_rx) = mpsc::channel(4);
-    let joined = match join_world(session, &name, spectate, &link, kick_tx, &ctx).await {
+    let closed = async {
+        conn.closed().await;
+    };
+    let joined = match join_world(session, &name, spectate, &link, kick_tx, &ctx, closed).await {
         Ok(joined) => joined,
-        Err(end) => return disconnect(&conn, Some(send), end, &ctx).await,
+        Err(NotJoined::Refused(end)) => return disconnect(&conn, Some(send), end, &ctx).await,
+        Err(NotJoined::Closed) => {
+            debug!(session, %peer, %name, "the connection closed while its character was placed");
+            return lost(&ctx);
+        }
     };
     let welcome = ServerMessage::Welcome(Welcome {
         version: PROTOCOL_VERSION,
@@ -212,7 +227,17 @@ enum Frame {
     Ended,
 }
 
-/// Asks the world thread for a character and waits for it.
+/// Why a session got no character.
+#[derive(Debug)]
+enum NotJoined {
+    /// Refused, or not answered in time; the client is told this.
+    Refused(End),
+    /// The connection closed while the session waited.
+    Closed,
+}
+
+/// Asks the world thread for a character and waits for it, at most [`JOIN_DEADLINE`] and
+/// no longer than the connection lasts (`closed`).
 async fn join_world(
     session: SessionId,
     name: &str,
@@ -220,7 +245,8 @@ async fn join_world(
     link: &Link,
     kick: mpsc::Sender<Kick>,
     ctx: &SessionContext,
-) -> Result<crate::game::Joined, End> {
+    closed: impl Future<Output = ()>,
+) -> Result<Joined, NotJoined> {
     let (reply, answer) = oneshot::channel();
     // A known account resumes where it was saved on this map; a new one spawns as usual.
     let resume_at = match &ctx.persist {
@@ -231,7 +257,7 @@ async fn join_world(
                 Some(sim::Vec2::new(character.pos[0], character.pos[1]))
             }
             Ok(_) => None,
-            Err(err) => return Err(load_refused(&err)),
+            Err(err) => return Err(NotJoined::Refused(load_refused(&err))),
         },
     };
     let join = ToWorld::Join {
@@ -243,21 +269,49 @@ async fn join_world(
         kick,
         reply,
     };
-    ctx.world
-        .send(join)
-        .await
-        .map_err(|_| End::world_stopped())?;
-    match answer.await {
-        Ok(Ok(joined)) => Ok(joined),
-        Ok(Err(reason)) => Err(End::join_refused(reason)),
-        Err(_) => Err(End::world_stopped()),
-    }
+    await_join(&ctx.world, session, (join, answer), JOIN_DEADLINE, closed).await
+}
+
+/// Hands the world a join and waits for its answer, at most `deadline` and no longer
+/// than `closed` takes. A session that gives up tells the world it left, so that the
+/// character, should it be placed after all, is taken out again (best effort: a full
+/// inbox drops that, and the world takes out a character whose answer finds no one).
+async fn await_join(
+    world: &mpsc::Sender<ToWorld>,
+    session: SessionId,
+    (join, answer): (ToWorld, oneshot::Receiver<Result<Joined, DisconnectReason>>),
+    deadline: Duration,
+    closed: impl Future<Output = ()>,
+) -> Result<Joined, NotJoined> {
+    let asked = async {
+        world.send(join).await.map_err(|_| End::world_stopped())?;
+        match answer.await {
+            Ok(Ok(joined)) => Ok(joined),
+            Ok(Err(reason)) => Err(End::join_refused(reason)),
+            Err(_) => Err(End::world_stopped()),
+        }
+    };
+    let gave_up = tokio::select! {
+        answered = timeout(deadline, asked) => match answered {
+            Ok(answered) => return answered.map_err(NotJoined::Refused),
+            Err(_) => {
+                warn!(session, ?deadline, "the world did not answer a join in time");
+                NotJoined::Refused(End::new(
+                    DisconnectReason::Internal,
+                    format!("the world did not place your character within {deadline:?}; try again"),
+                ))
+            }
+        },
+        () = closed => NotJoined::Closed,
+    };
+    let _ = world.try_send(ToWorld::Leave { session });
+    Err(gave_up)
 }
 
 /// What a login is told when its character could not be loaded. Both are `Internal`
 /// (the protocol has no reason of its own for a damaged record; `LoginRejected` is about
 /// the login's name and token); only an unavailable store is worth trying again.
-fn load_refused(err: &LoadError) -> End {
+pub(crate) fn load_refused(err: &LoadError) -> End {
     let text = match err {
         LoadError::Unavailable => format!("{err}; try again shortly"),
         LoadError::Corrupt { .. } => err.to_string(),
@@ -554,10 +608,129 @@ async fn disconnect(
 
 #[cfg(test)]
 mod tests {
-    use protocol::DisconnectReason;
+    use std::time::{Duration, Instant};
 
-    use super::load_refused;
+    use bytes::Bytes;
+    use protocol::{DisconnectReason, NetId};
+    use tokio::sync::{mpsc, oneshot};
+
+    use super::{NotJoined, await_join, load_refused};
+    use crate::game::{DatagramSink, Joined, ToWorld};
     use crate::persist::LoadError;
+
+    struct NoSink;
+
+    impl DatagramSink for NoSink {
+        fn max_datagram_size(&self) -> Option<usize> {
+            None
+        }
+        fn send_space(&self) -> usize {
+            0
+        }
+        fn send(&self, _: Bytes) -> bool {
+            false
+        }
+    }
+
+    type Answer = oneshot::Sender<Result<Joined, DisconnectReason>>;
+
+    fn join(session: u64) -> (ToWorld, oneshot::Receiver<Result<Joined, DisconnectReason>>) {
+        let (reply, answer) = oneshot::channel();
+        let join = ToWorld::Join {
+            session,
+            name: "ada".to_owned(),
+            resume_at: None,
+            spectate: None,
+            sink: Box::new(NoSink),
+            kick: mpsc::channel(1).0,
+            reply,
+        };
+        (join, answer)
+    }
+
+    /// What the world got: the join's reply (kept unanswered), then whether a leave for
+    /// `session` followed.
+    fn world_got(world: &mut mpsc::Receiver<ToWorld>, session: u64) -> (Option<Answer>, bool) {
+        let reply = match world.try_recv() {
+            Ok(ToWorld::Join { reply, .. }) => Some(reply),
+            _ => None,
+        };
+        let left = matches!(world.try_recv(), Ok(ToWorld::Leave { session: s }) if s == session);
+        (reply, left)
+    }
+
+    #[tokio::test]
+    async fn a_join_the_world_never_answers_ends_at_the_deadline_and_leaves() {
+        let (tx, mut world) = mpsc::channel(8);
+        let started = Instant::now();
+        let deadline = Duration::from_millis(100);
+        let never = std::future::pending::<()>();
+        let waited = tokio::time::timeout(
+            Duration::from_secs(5),
+            await_join(&tx, 7, join(7), deadline, never),
+        )
+        .await
+        .expect("the session still waits for its join after 5 s");
+        match waited {
+            Err(NotJoined::Refused(end)) => {
+                assert_eq!(end.reason, DisconnectReason::Internal);
+                assert!(end.text.contains("did not place"), "{}", end.text);
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        assert!(started.elapsed() >= deadline);
+        // The world is told, so a character placed after all is taken out again.
+        let (reply, left) = world_got(&mut world, 7);
+        assert!(reply.is_some(), "the join never reached the world");
+        assert!(left, "no leave followed the join");
+    }
+
+    #[tokio::test]
+    async fn a_join_ends_when_the_connection_closes() {
+        let (tx, mut world) = mpsc::channel(8);
+        let (close, closed) = oneshot::channel::<()>();
+        let closed = async {
+            let _ = closed.await;
+        };
+        let waiting = tokio::spawn({
+            let tx = tx.clone();
+            async move { await_join(&tx, 3, join(3), Duration::from_secs(3600), closed).await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let _ = close.send(());
+        let waited = tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("the session still waits for its join after its connection closed")
+            .unwrap();
+        assert!(matches!(waited, Err(NotJoined::Closed)), "{waited:?}");
+        let (_, left) = world_got(&mut world, 3);
+        assert!(left, "no leave followed the join");
+    }
+
+    #[tokio::test]
+    async fn an_answered_join_is_the_character() {
+        let (tx, mut world) = mpsc::channel(8);
+        let answering = tokio::spawn(async move {
+            if let Some(ToWorld::Join { reply, .. }) = world.recv().await {
+                let entity = NetId {
+                    index: 5,
+                    generation: 1,
+                };
+                let _ = reply.send(Ok(Joined { entity }));
+            }
+            world
+        });
+        let never = std::future::pending::<()>();
+        let joined = await_join(&tx, 1, join(1), Duration::from_secs(5), never)
+            .await
+            .unwrap();
+        assert_eq!(joined.entity.index, 5);
+        let mut world = answering.await.unwrap();
+        assert!(
+            world.try_recv().is_err(),
+            "a joined session told the world it left"
+        );
+    }
 
     #[test]
     fn a_damaged_character_is_not_told_to_try_again() {

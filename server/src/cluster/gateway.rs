@@ -10,27 +10,40 @@
 //! gateway asks that zone for it again at its saved position (the store the zones save
 //! to). A character in flight between zones is in its sender's frame, so it is never
 //! asked for while a handoff of it is under way.
+//!
+//! Joins are never left waiting: one that no zone answers in time is refused, and its
+//! zone told to let the character go (`joins`); joins and leaves never give way to inputs
+//! on the bus queue (`outbox`). A player id is never minted while one is still in use.
+
+mod bus_io;
+mod joins;
+mod outbox;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use bus_io::{listen_frames, publish};
+pub(crate) use joins::JOIN_ANSWERED_WITHIN;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
-use protocol::bus::{BusMessage, Custody, JoinRequest, PlayerInput, PlayerLeave, ZoneFrame};
+use protocol::bus::{BusMessage, Custody, JoinRequest, PlayerInput, ZoneFrame};
 use protocol::{Command, DisconnectReason, EntityState, NetId, QPos};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tracing::{error, info, warn};
 
 use super::ClusterFile;
-use super::bus::{self, ALL_FRAMES, DIRECTORY, Verb, subject};
+use super::bus::{Verb, subject};
 use super::zone_world::PLAYER_BIT;
-use crate::game::{Joined, Pacer, RADIUS_M, SessionId, ToWorld};
+use crate::game::{Joined, Kick, Pacer, RADIUS_M, SessionId, ToWorld};
 use crate::interest::{Frame, ViewRange};
-use crate::metrics::Metrics;
-use crate::persist::Persist;
+use crate::metrics::{InputDrop, Metrics};
 use crate::snapshot_pool::SnapshotPool;
 use crate::snapshots::{ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob};
+use joins::{Joins, Pending, finish_joins};
+use outbox::Outbox;
 
 /// A zone whose last frame is older than this is taken for down: its bodies leave the
 /// clients' views.
@@ -47,6 +60,9 @@ pub(crate) enum GatewayIn {
     Frame(Box<ZoneFrame>),
     /// A zone's answer to a join (`Err`: refused or unanswered).
     Joined(NetId, Result<String, String>),
+    /// A character asked for again whose saved state the store could not give: its
+    /// session ends with this.
+    LoadRefused(NetId, Kick),
 }
 
 /// What the gateway says on the bus.
@@ -68,6 +84,8 @@ struct Player {
     id: NetId,
     account: String,
     zone: String,
+    /// Where the router ends the session.
+    kick: mpsc::Sender<Kick>,
     taken_seq: Option<u32>,
     /// The newest input whose command went to a zone.
     forwarded_seq: u32,
@@ -96,22 +114,8 @@ struct Watcher {
     taken_seq: Option<u32>,
 }
 
-struct Pending {
-    session: SessionId,
-    account: String,
-    zone: String,
-    at: (f32, f32),
-    sink: Box<dyn crate::game::DatagramSink>,
-    kick: mpsc::Sender<crate::game::Kick>,
-    reply: oneshot::Sender<Result<Joined, DisconnectReason>>,
-    /// The zone's yes, and when it came: the session is answered once a frame shows the
-    /// character (a zone's answer and its frames travel on different subscriptions, so
-    /// the answer may overtake the frame).
-    accepted: Option<(String, Instant)>,
-}
-
-/// How long an accepted join waits for a frame that shows its character.
-const JOIN_FRAME_WAIT: Duration = Duration::from_secs(2);
+/// The part of a player id its gateway counts in.
+const ID_COUNTER: u32 = 0xff_ffff;
 
 /// The gateway's router: sessions on one side, zones on the other.
 pub(crate) struct Router {
@@ -124,12 +128,14 @@ pub(crate) struct Router {
     spawn_points: Vec<(f32, f32)>,
     rng: navmesh::Rng,
     next_id: u32,
+    /// The id counter has come round once: a fresh id may be one still in use.
+    ids_wrapped: bool,
     players: BTreeMap<SessionId, Player>,
     watchers: BTreeMap<SessionId, Watcher>,
     pending: HashMap<NetId, Pending>,
     frames: BTreeMap<String, (ZoneFrame, Instant)>,
     membership: Membership,
-    bus_out: mpsc::Sender<GatewayOut>,
+    outbox: Outbox,
     ticks: u64,
     /// The merge's tables, kept from tick to tick for their memory.
     merge: Merge,
@@ -198,20 +204,44 @@ impl Router {
             spawn_points,
             rng,
             next_id: 0,
+            ids_wrapped: false,
             players: BTreeMap::new(),
             watchers: BTreeMap::new(),
             pending: HashMap::new(),
             frames: BTreeMap::new(),
             membership: Membership::default(),
-            bus_out,
+            outbox: Outbox::new(bus_out),
             ticks: 0,
             merge: Merge::default(),
             last_frame: None,
         }
     }
 
-    fn say(&self, out: GatewayOut) {
-        say(&self.bus_out, out);
+    /// A fresh player id: one no live player or waiting join has. Until the 24-bit
+    /// counter first comes round every id is fresh; after that, ids in use are skipped
+    /// (among one more ids than are in use, one is free). `None` only if none is.
+    fn mint_id(&mut self) -> Option<NetId> {
+        let tries = if self.ids_wrapped {
+            self.players.len() + self.pending.len() + 1
+        } else {
+            1
+        };
+        for _ in 0..tries {
+            let id = NetId {
+                index: PLAYER_BIT | (self.index << 24) | (self.next_id & ID_COUNTER),
+                generation: self.incarnation,
+            };
+            self.next_id = (self.next_id + 1) & ID_COUNTER;
+            let in_use = self.ids_wrapped
+                && (self.pending.contains_key(&id) || self.players.values().any(|p| p.id == id));
+            if self.next_id == 0 {
+                self.ids_wrapped = true;
+            }
+            if !in_use {
+                return Some(id);
+            }
+        }
+        None
     }
 
     fn zone_for(&self, (x, y): (f32, f32)) -> String {
@@ -267,13 +297,18 @@ impl Router {
                         self.spawn_points[k]
                     }
                 };
-                let id = NetId {
-                    index: PLAYER_BIT | (self.index << 24) | (self.next_id & 0xff_ffff),
-                    generation: self.incarnation,
+                if self.outbox.backlog() >= outbox::MAX_BACKLOG {
+                    warn!(account = %name, waiting = self.outbox.backlog(), "the bus is backed up; login refused");
+                    let _ = reply.send(Err(DisconnectReason::ServerFull));
+                    return;
+                }
+                let Some(id) = self.mint_id() else {
+                    error!(account = %name, "no free player id; login refused");
+                    let _ = reply.send(Err(DisconnectReason::ServerFull));
+                    return;
                 };
-                self.next_id = self.next_id.wrapping_add(1);
                 let zone = self.zone_for(at);
-                self.say(GatewayOut::Join {
+                self.outbox.control(GatewayOut::Join {
                     request: JoinRequest {
                         gateway: self.name.clone(),
                         id,
@@ -292,6 +327,7 @@ impl Router {
                         sink,
                         kick,
                         reply,
+                        asked: Instant::now(),
                         accepted: None,
                     },
                 );
@@ -322,7 +358,7 @@ impl Router {
                 }
                 self.ack(session, input.ack_tick);
                 if input.command != Command::Nothing {
-                    self.say(GatewayOut::Publish(
+                    self.outbox.input(GatewayOut::Publish(
                         subject(&zone, Verb::Input),
                         BusMessage::Input(PlayerInput {
                             id,
@@ -338,10 +374,7 @@ impl Router {
                     self.membership.left.push(session);
                 } else if let Some(player) = self.players.remove(&session) {
                     info!(session, account = %player.account, "player left");
-                    self.say(GatewayOut::Publish(
-                        subject(&player.zone, Verb::Leave),
-                        BusMessage::Leave(PlayerLeave { id: player.id }),
-                    ));
+                    joins::leave(&mut self.outbox, &player.zone, player.id);
                     self.membership.acks.remove(&session);
                     self.membership.left.push(session);
                 } else if let Some((&id, _)) =
@@ -349,10 +382,7 @@ impl Router {
                 {
                     // Gone before its character came: the character is removed when it does.
                     if let Some(pending) = self.pending.remove(&id) {
-                        self.say(GatewayOut::Publish(
-                            subject(&pending.zone, Verb::Leave),
-                            BusMessage::Leave(PlayerLeave { id }),
-                        ));
+                        joins::leave(&mut self.outbox, &pending.zone, id);
                     }
                 }
             }
@@ -377,6 +407,20 @@ impl Router {
                     .insert(frame.zone.clone(), (*frame, Instant::now()));
             }
             GatewayIn::Joined(id, answer) => {
+                if let Some(pending) = self.pending.get_mut(&id) {
+                    match answer {
+                        Ok(zone) => pending.accepted = Some((zone, Instant::now())),
+                        Err(why) => {
+                            if let Some(pending) = self.pending.remove(&id) {
+                                warn!(account = %pending.account, %why, "join refused by its zone");
+                                let _ = pending.reply.send(Err(DisconnectReason::Internal));
+                                // An answer lost on its way back may hide a placed character.
+                                joins::leave(&mut self.outbox, &pending.zone, id);
+                            }
+                        }
+                    }
+                    return;
+                }
                 if let Some(player) = self.players.values_mut().find(|p| p.id == id) {
                     // An answer to a join asked again after its zone died.
                     player.rejoining = false;
@@ -392,18 +436,22 @@ impl Router {
                     }
                     return;
                 }
-                match answer {
-                    Ok(zone) => {
-                        if let Some(pending) = self.pending.get_mut(&id) {
-                            pending.accepted = Some((zone, Instant::now()));
-                        }
-                    }
-                    Err(why) => {
-                        if let Some(pending) = self.pending.remove(&id) {
-                            warn!(account = %pending.account, %why, "join refused by its zone");
-                            let _ = pending.reply.send(Err(DisconnectReason::Internal));
-                        }
-                    }
+                // Nobody waits for it any more (its join was given up, or its session
+                // left while the zone placed it): the zone lets it go.
+                if let Ok(zone) = answer {
+                    info!(?id, %zone, "a character nobody waits for was placed; it leaves");
+                    joins::leave(&mut self.outbox, &zone, id);
+                }
+            }
+            GatewayIn::LoadRefused(id, kick) => {
+                let Some(player) = self.players.values_mut().find(|p| p.id == id) else {
+                    return;
+                };
+                // Left in no zone (`rejoining` stays set, so it is not asked for again)
+                // until its session's leave takes it out.
+                warn!(?id, account = %player.account, text = %kick.text, "ending the session of a character that cannot be loaded");
+                if player.kick.try_send(kick).is_err() {
+                    warn!(?id, "the session's kick queue is full or closed");
                 }
             }
         }
@@ -412,6 +460,7 @@ impl Router {
     /// One tick: the merged frame, each player's owner and place, the snapshot job.
     pub(crate) fn tick(&mut self) -> Option<SnapshotJob> {
         self.ticks += 1;
+        self.outbox.flush();
         let now = Instant::now();
         // The live zones' frames, in the zones' order; bodies are named by (frame, index).
         let live: Vec<&ZoneFrame> = self
@@ -483,7 +532,7 @@ impl Router {
                 pending: &mut self.pending,
                 players: &mut self.players,
                 membership: &mut self.membership,
-                bus_out: &self.bus_out,
+                outbox: &mut self.outbox,
             },
             &merge.owner,
             now,
@@ -522,7 +571,7 @@ impl Router {
         }
         for request in rejoins {
             warn!(id = ?request.id, account = %request.account, "character in no zone; asking for it again");
-            self.say(GatewayOut::Join {
+            self.outbox.control(GatewayOut::Join {
                 request,
                 reload: true,
             });
@@ -572,181 +621,6 @@ impl Router {
     }
 }
 
-fn say(bus_out: &mpsc::Sender<GatewayOut>, out: GatewayOut) {
-    if bus_out.try_send(out).is_err() {
-        warn!("the gateway's bus queue is full; a message was dropped");
-    }
-}
-
-/// What answering joins changes in the router.
-struct Joins<'a> {
-    pending: &'a mut HashMap<NetId, Pending>,
-    players: &'a mut BTreeMap<SessionId, Player>,
-    membership: &'a mut Membership,
-    bus_out: &'a mpsc::Sender<GatewayOut>,
-}
-
-/// Answers the sessions whose characters a frame now shows (`shown`: each player
-/// character in the live frames, by its frame, and where it stands), or that waited too
-/// long.
-fn finish_joins(joins: Joins<'_>, shown: &HashMap<NetId, (u32, (f32, f32))>, now: Instant) {
-    let Joins {
-        pending: waiting,
-        players,
-        membership,
-        bus_out,
-    } = joins;
-    if waiting.is_empty() {
-        return;
-    }
-    let ready: Vec<NetId> = waiting
-        .iter()
-        .filter_map(|(&id, p)| {
-            let (_, since) = p.accepted.as_ref()?;
-            (shown.contains_key(&id) || now.duration_since(*since) >= JOIN_FRAME_WAIT).then_some(id)
-        })
-        .collect();
-    for id in ready {
-        let Some(pending) = waiting.remove(&id) else {
-            continue;
-        };
-        let Some((zone, _)) = pending.accepted else {
-            continue;
-        };
-        let at = shown.get(&id).map_or(pending.at, |(_, at)| *at);
-        if pending.reply.send(Ok(Joined { entity: id })).is_err() {
-            say(
-                bus_out,
-                GatewayOut::Publish(
-                    subject(&zone, Verb::Leave),
-                    BusMessage::Leave(PlayerLeave { id }),
-                ),
-            );
-            continue;
-        }
-        info!(session = pending.session, account = %pending.account, ?id, %zone, "player joined");
-        membership.joined.push(NewViewer {
-            session: pending.session,
-            sink: pending.sink,
-            kick: pending.kick,
-        });
-        players.insert(
-            pending.session,
-            Player {
-                id,
-                account: pending.account,
-                zone,
-                taken_seq: None,
-                forwarded_seq: 0,
-                zone_applied: 0,
-                at,
-                missing_since: None,
-                rejoining: false,
-            },
-        );
-    }
-}
-
-/// Subscribes to every zone's frames and forwards them to the router.
-pub(crate) async fn listen_frames(
-    client: async_nats::Client,
-    inbox: mpsc::Sender<GatewayIn>,
-) -> anyhow::Result<()> {
-    // The zones' directory, logged: a zone that starts, or starts again.
-    let mut directory = client.subscribe(DIRECTORY).await?;
-    tokio::spawn(async move {
-        let mut known: HashMap<String, u32> = HashMap::new();
-        while let Some(message) = directory.next().await {
-            if let Ok(BusMessage::Announce(zone)) = bus::decode(&message.subject, &message.payload)
-                && known.insert(zone.zone.clone(), zone.incarnation) != Some(zone.incarnation)
-            {
-                info!(
-                    zone = %zone.zone, incarnation = zone.incarnation, region = ?zone.region,
-                    reals = zone.reals, "zone up"
-                );
-            }
-        }
-    });
-    let mut frames = client.subscribe(ALL_FRAMES).await?;
-    tokio::spawn(async move {
-        while let Some(message) = frames.next().await {
-            match bus::decode(&message.subject, &message.payload) {
-                Ok(BusMessage::Frame(frame)) => {
-                    if inbox.try_send(GatewayIn::Frame(Box::new(frame))).is_err() {
-                        warn!("the gateway's inbox is full; a frame was dropped");
-                    }
-                }
-                Ok(_) => warn!(subject = %message.subject, "not a frame"),
-                Err(why) => warn!(%why, "bus payload refused"),
-            }
-        }
-    });
-    Ok(())
-}
-
-/// Publishes what the router says; joins wait for their answer on tasks of their own.
-pub(crate) async fn publish(
-    client: async_nats::Client,
-    file: Arc<ClusterFile>,
-    persist: Option<Persist>,
-    mut outbox: mpsc::Receiver<GatewayOut>,
-    inbox: mpsc::Sender<GatewayIn>,
-) {
-    while let Some(out) = outbox.recv().await {
-        match out {
-            GatewayOut::Publish(subject, message) => {
-                if let Ok(payload) = bus::encode(&message)
-                    && let Err(err) = client.publish(subject.clone(), payload).await
-                {
-                    warn!(%subject, %err, "cannot publish");
-                }
-            }
-            GatewayOut::Join {
-                mut request,
-                reload,
-            } => {
-                let (client, inbox, file, persist) = (
-                    client.clone(),
-                    inbox.clone(),
-                    Arc::clone(&file),
-                    persist.clone(),
-                );
-                tokio::spawn(async move {
-                    if reload
-                        && let Some(persist) = &persist
-                        && let Ok(Some(saved)) = persist.load(&request.account).await
-                    {
-                        request.at = saved.pos;
-                    }
-                    let zone = file
-                        .zone_of(request.at[0], request.at[1])
-                        .unwrap_or(&file.zones[0])
-                        .name
-                        .clone();
-                    let id = request.id;
-                    let answer = match bus::encode(&BusMessage::Join(request)) {
-                        Err(err) => Err(err.to_string()),
-                        Ok(payload) => {
-                            match client.request(subject(&zone, Verb::Join), payload).await {
-                                Err(err) => Err(format!("zone {zone}: {err}")),
-                                Ok(reply) => match bus::decode(&reply.subject, &reply.payload) {
-                                    Ok(BusMessage::Joined(joined)) => match joined.refused {
-                                        None => Ok(zone),
-                                        Some(why) => Err(format!("zone {zone}: {why}")),
-                                    },
-                                    Ok(_) => Err(format!("zone {zone}: not an answer to a join")),
-                                    Err(why) => Err(why),
-                                },
-                            }
-                        }
-                    };
-                    let _ = inbox.send(GatewayIn::Joined(id, answer)).await;
-                });
-            }
-        }
-    }
-}
-
 /// The router's loop: the world thread of a gateway.
 pub(crate) fn run_loop(
     mut router: Router,
@@ -786,6 +660,7 @@ pub(crate) fn run_loop(
                 Err(_) => break,
             }
         }
+        metrics.inputs_dropped(InputDrop::QueueFull, router.outbox.take_dropped_inputs());
         metrics.players.set(router.players.len() as i64);
         metrics.ticks.inc();
         metrics.observe_tick(start.elapsed());

@@ -1,0 +1,156 @@
+//! The gateway's tasks on the bus: one brings the zones' frames to the router, one
+//! publishes what the router says.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use protocol::bus::{BusMessage, JoinRequest};
+use tokio::sync::mpsc;
+use tracing::{info, warn};
+
+use super::{GatewayIn, GatewayOut};
+use crate::cluster::ClusterFile;
+use crate::cluster::bus::{self, ALL_FRAMES, DIRECTORY, Verb, subject};
+use crate::game::Kick;
+use crate::persist::Persist;
+
+/// Subscribes to every zone's frames and forwards them to the router.
+pub(crate) async fn listen_frames(
+    client: async_nats::Client,
+    inbox: mpsc::Sender<GatewayIn>,
+) -> anyhow::Result<()> {
+    // The zones' directory, logged: a zone that starts, or starts again.
+    let mut directory = client.subscribe(DIRECTORY).await?;
+    tokio::spawn(async move {
+        let mut known: HashMap<String, u32> = HashMap::new();
+        while let Some(message) = directory.next().await {
+            if let Ok(BusMessage::Announce(zone)) = bus::decode(&message.subject, &message.payload)
+                && known.insert(zone.zone.clone(), zone.incarnation) != Some(zone.incarnation)
+            {
+                info!(
+                    zone = %zone.zone, incarnation = zone.incarnation, region = ?zone.region,
+                    reals = zone.reals, "zone up"
+                );
+            }
+        }
+    });
+    let mut frames = client.subscribe(ALL_FRAMES).await?;
+    tokio::spawn(async move {
+        while let Some(message) = frames.next().await {
+            match bus::decode(&message.subject, &message.payload) {
+                Ok(BusMessage::Frame(frame)) => {
+                    if inbox.try_send(GatewayIn::Frame(Box::new(frame))).is_err() {
+                        warn!("the gateway's inbox is full; a frame was dropped");
+                    }
+                }
+                Ok(_) => warn!(subject = %message.subject, "not a frame"),
+                Err(why) => warn!(%why, "bus payload refused"),
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Publishes what the router says; joins wait for their answer on tasks of their own.
+pub(crate) async fn publish(
+    client: async_nats::Client,
+    file: Arc<ClusterFile>,
+    persist: Option<Persist>,
+    mut outbox: mpsc::Receiver<GatewayOut>,
+    inbox: mpsc::Sender<GatewayIn>,
+) {
+    while let Some(out) = outbox.recv().await {
+        match out {
+            GatewayOut::Publish(subject, message) => {
+                if let Ok(payload) = bus::encode(&message)
+                    && let Err(err) = client.publish(subject.clone(), payload).await
+                {
+                    warn!(%subject, %err, "cannot publish");
+                }
+            }
+            GatewayOut::Join { request, reload } => {
+                let (client, inbox, file, persist) = (
+                    client.clone(),
+                    inbox.clone(),
+                    Arc::clone(&file),
+                    persist.clone(),
+                );
+                tokio::spawn(async move {
+                    let answer = match reload_position(request, reload, persist.as_ref()).await {
+                        Ok(request) => ask_zone(&client, &file, request).await,
+                        Err(refused) => refused,
+                    };
+                    let _ = inbox.send(answer).await;
+                });
+            }
+        }
+    }
+}
+
+/// With `reload` (a character asked for again after its zone died), the request's
+/// position from the store, kept when the store has none. A character the store cannot
+/// give (its record is damaged, or the store is unavailable) is not placed where the
+/// gateway last saw it, for its zone to save that over the stored character: its session
+/// ends as a login is refused whose character cannot be loaded
+/// ([`crate::session::load_refused`]). A first join needs no load here: the session
+/// loaded the character, and refused the login if it could not.
+pub(super) async fn reload_position(
+    mut request: JoinRequest,
+    reload: bool,
+    persist: Option<&Persist>,
+) -> Result<JoinRequest, GatewayIn> {
+    let Some(persist) = persist.filter(|_| reload) else {
+        return Ok(request);
+    };
+    match persist.load(&request.account).await {
+        Ok(Some(saved)) => {
+            request.at = saved.pos;
+            Ok(request)
+        }
+        Ok(None) => Ok(request),
+        Err(err) => {
+            warn!(
+                account = %request.account, id = ?request.id, %err,
+                "the character asked for again cannot be loaded; its session ends"
+            );
+            let end = crate::session::load_refused(&err);
+            Err(GatewayIn::LoadRefused(
+                request.id,
+                Kick {
+                    reason: end.reason,
+                    text: end.text,
+                },
+            ))
+        }
+    }
+}
+
+/// Asks the zone that owns the request's position for the character.
+async fn ask_zone(
+    client: &async_nats::Client,
+    file: &ClusterFile,
+    request: JoinRequest,
+) -> GatewayIn {
+    let zone = file
+        .zone_of(request.at[0], request.at[1])
+        .unwrap_or(&file.zones[0])
+        .name
+        .clone();
+    let id = request.id;
+    let answer = match bus::encode(&BusMessage::Join(request)) {
+        Err(err) => Err(err.to_string()),
+        Ok(payload) => match client.request(subject(&zone, Verb::Join), payload).await {
+            Err(err) => Err(format!("zone {zone}: {err}")),
+            Ok(reply) => match bus::decode(&reply.subject, &reply.payload) {
+                Ok(BusMessage::Joined(joined)) => match joined.refused {
+                    None => Ok(zone),
+                    Some(why) => Err(format!("zone {zone}: {why}")),
+                },
+                Ok(_) => Err(format!("zone {zone}: not an answer to a join")),
+                Err(why) => Err(why),
+            },
+        },
+    };
+    GatewayIn::Joined(id, answer)
+}

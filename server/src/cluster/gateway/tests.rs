@@ -1,0 +1,320 @@
+//! The router without NATS: a test plays the zones (answers, frames) and reads what the
+//! router puts on the bus queue.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use navmesh_builder::load::build_source;
+use navmesh_builder::pipeline::SourceKind;
+use protocol::bus::{BusMessage, Custody, FrameBody, JoinRequest, ZoneFrame};
+use protocol::{Command, DisconnectReason, EntityKind, Motion, NetId};
+use tokio::sync::{mpsc, oneshot};
+
+use super::joins::JOIN_ANSWER_WAIT;
+use super::{GatewayIn, GatewayOut, ID_COUNTER, Router};
+use crate::cluster::ClusterFile;
+use crate::game::{DatagramSink, Joined, Kick, ToWorld};
+use crate::interest::ViewRange;
+
+struct NoSink;
+
+impl DatagramSink for NoSink {
+    fn max_datagram_size(&self) -> Option<usize> {
+        None
+    }
+    fn send_space(&self) -> usize {
+        0
+    }
+    fn send(&self, _: Bytes) -> bool {
+        false
+    }
+}
+
+/// Gateway gw1 in front of zones west and east of an open 40 m by 20 m map, its bus
+/// queue `queue` slots long.
+fn router(queue: usize) -> (Router, mpsc::Receiver<GatewayOut>) {
+    let rows = vec![".".repeat(40); 20].join("\n");
+    let map = format!("type octile\nheight 20\nwidth 40\nmap\n{rows}\n");
+    let mesh = build_source("open", &map, SourceKind::Grid).unwrap().mesh;
+    let file = ClusterFile::from_toml(
+        "npcs = 0\nnats = \"nats://127.0.0.1:4222\"\n\
+         [[zones]]\nname = \"west\"\nregion = [0.0, 0.0, 20.0, 20.0]\n\
+         [[zones]]\nname = \"east\"\nregion = [20.0, 0.0, 40.0, 20.0]\n\
+         [[gateways]]\nname = \"gw1\"\nlisten = \"127.0.0.1:0\"\nmetrics_listen = \"127.0.0.1:0\"\n",
+    )
+    .unwrap();
+    let (tx, rx) = mpsc::channel(queue);
+    let view = ViewRange {
+        radius_m: 10.0,
+        hysteresis_m: 1.0,
+    };
+    (Router::new(Arc::new(file), 0, &mesh, view, None, tx), rx)
+}
+
+type Answer = oneshot::Receiver<Result<Joined, DisconnectReason>>;
+
+/// Session `session` of account `name` asks for its character (saved at 5, 5: zone west).
+fn ask(router: &mut Router, session: u64, name: &str) -> (Answer, mpsc::Receiver<Kick>) {
+    let (reply, answer) = oneshot::channel();
+    let (kick, kicks) = mpsc::channel(4);
+    router.handle(ToWorld::Join {
+        session,
+        name: name.to_owned(),
+        resume_at: Some(sim::Vec2::new(5.0, 5.0)),
+        spectate: None,
+        sink: Box::new(NoSink),
+        kick,
+        reply,
+    });
+    (answer, kicks)
+}
+
+/// What the router said on the bus, in short.
+#[derive(Debug, PartialEq)]
+enum Said {
+    Join(NetId, String),
+    Leave(String, NetId),
+    Input(NetId, u32),
+}
+
+fn said(rx: &mut mpsc::Receiver<GatewayOut>) -> Vec<Said> {
+    let mut all = Vec::new();
+    while let Ok(out) = rx.try_recv() {
+        all.push(match out {
+            GatewayOut::Join {
+                request: JoinRequest { id, account, .. },
+                ..
+            } => Said::Join(id, account),
+            GatewayOut::Publish(subject, BusMessage::Leave(leave)) => {
+                Said::Leave(subject, leave.id)
+            }
+            GatewayOut::Publish(_, BusMessage::Input(input)) => Said::Input(input.id, input.seq),
+            GatewayOut::Publish(subject, other) => panic!("unexpected {other:?} on {subject}"),
+        });
+    }
+    all
+}
+
+/// Zone west's frame showing these players at 5, 5.
+fn west_frame(ids: &[NetId]) -> GatewayIn {
+    GatewayIn::Frame(Box::new(ZoneFrame {
+        zone: "west".to_owned(),
+        incarnation: 1,
+        tick: 1,
+        bodies: ids
+            .iter()
+            .map(|&id| FrameBody {
+                id,
+                epoch: 1,
+                custody: Custody::Real,
+                kind: EntityKind::Player,
+                pos: [5.0, 5.0],
+                radius_m: 0.4,
+                speed_mps: 1.5,
+                motion: Motion::Idle,
+            })
+            .collect(),
+        applied: Vec::new(),
+    }))
+}
+
+/// A player in the game: asked for, placed by west, shown in its frame, answered.
+fn live(
+    router: &mut Router,
+    rx: &mut mpsc::Receiver<GatewayOut>,
+    session: u64,
+    name: &str,
+) -> (NetId, mpsc::Receiver<Kick>) {
+    let (mut answer, kicks) = ask(router, session, name);
+    let [Said::Join(id, _)] = said(rx)[..] else {
+        panic!("no join on the bus");
+    };
+    router.on_bus(GatewayIn::Joined(id, Ok("west".to_owned())));
+    router.on_bus(west_frame(&[id]));
+    router.tick();
+    let joined = answer.try_recv().unwrap().unwrap();
+    assert_eq!(joined.entity, id);
+    (id, kicks)
+}
+
+const WEST_LEAVE: &str = "mmo.zone.west.leave";
+
+#[test]
+fn a_join_no_zone_answers_is_refused_in_time_and_its_zone_told_to_let_go() {
+    let (mut router, mut rx) = router(64);
+    let (mut answer, _kicks) = ask(&mut router, 1, "ada");
+    let [Said::Join(id, _)] = said(&mut rx)[..] else {
+        panic!("no join on the bus");
+    };
+    // Not yet: the zone has time to answer.
+    router.tick();
+    assert!(matches!(
+        answer.try_recv(),
+        Err(oneshot::error::TryRecvError::Empty)
+    ));
+    assert!(said(&mut rx).is_empty());
+
+    // No answer (the bus lost the request, or the answer) for the whole wait.
+    let pending = router.pending.get_mut(&id).unwrap();
+    pending.asked = Instant::now().checked_sub(JOIN_ANSWER_WAIT).unwrap();
+    router.tick();
+    assert!(
+        matches!(answer.try_recv(), Ok(Err(DisconnectReason::Internal))),
+        "the session was not answered"
+    );
+    assert!(router.pending.is_empty());
+    assert_eq!(said(&mut rx), [Said::Leave(WEST_LEAVE.to_owned(), id)]);
+
+    // The zone placed it after all and says so late: it is told to let it go.
+    router.on_bus(GatewayIn::Joined(id, Ok("west".to_owned())));
+    assert_eq!(said(&mut rx), [Said::Leave(WEST_LEAVE.to_owned(), id)]);
+    assert!(router.players.is_empty());
+}
+
+#[test]
+fn joins_and_leaves_are_not_dropped_when_inputs_fill_the_bus_queue() {
+    // 64 slots: 4 of them only joins and leaves may take.
+    let (mut router, mut rx) = router(64);
+    let (ada, _kicks) = live(&mut router, &mut rx, 1, "ada");
+    // NATS is away: nothing leaves the queue while ada keeps moving.
+    for seq in 1..=200 {
+        router.handle(ToWorld::Input {
+            session: 1,
+            input: protocol::Input {
+                seq,
+                ack_tick: None,
+                command: Command::MoveTo { x: 6.0, y: 6.0 },
+            },
+        });
+    }
+    assert_eq!(router.outbox.take_dropped_inputs(), 200 - 60);
+    // Ten logins and ada's leave: more than the reserve holds.
+    let mut answers = Vec::new();
+    for session in 10..20 {
+        answers.push(ask(&mut router, session, &format!("p{session}")));
+    }
+    router.handle(ToWorld::Leave { session: 1 });
+    assert!(router.outbox.backlog() > 0);
+    // A login after the leave waits behind it.
+    let _bob = ask(&mut router, 30, "bob");
+    assert_eq!(router.pending.len(), 11);
+
+    // NATS is back: the publisher drains the queue, the router hands it the backlog.
+    let mut all = said(&mut rx);
+    while router.outbox.backlog() > 0 {
+        router.tick();
+        all.extend(said(&mut rx));
+    }
+    let inputs = all
+        .iter()
+        .filter(|s| matches!(s, Said::Input(id, _) if *id == ada))
+        .count();
+    assert_eq!(inputs, 60);
+    let rest: Vec<&Said> = all
+        .iter()
+        .filter(|s| !matches!(s, Said::Input(..)))
+        .collect();
+    let accounts: Vec<String> = rest
+        .iter()
+        .filter_map(|s| match s {
+            Said::Join(_, account) => Some(account.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut expected: Vec<String> = (10..20).map(|s| format!("p{s}")).collect();
+    expected.push("bob".to_owned());
+    assert_eq!(accounts, expected, "joins lost or out of order");
+    // Ada's leave after the ten joins asked before it, before bob's.
+    let leave_at = rest
+        .iter()
+        .position(|s| **s == Said::Leave(WEST_LEAVE.to_owned(), ada))
+        .expect("ada's leave was dropped");
+    assert_eq!(leave_at, 10);
+}
+
+#[test]
+fn a_fresh_id_is_never_one_in_use_after_the_counter_comes_round() {
+    let (mut router, mut rx) = router(64);
+    router.next_id = ID_COUNTER;
+    let (ada, _kicks) = live(&mut router, &mut rx, 1, "ada");
+    assert_eq!(ada.index & ID_COUNTER, ID_COUNTER);
+    // Ids minted since, until the counter is about to come round onto ada's again.
+    let (_, _waiting) = ask(&mut router, 2, "bob");
+    let [Said::Join(bob, _)] = said(&mut rx)[..] else {
+        panic!("no join on the bus");
+    };
+    assert_eq!(bob.index & ID_COUNTER, 0);
+    router.next_id = ID_COUNTER;
+    let (mut answer, _kicks) = ask(&mut router, 3, "cy");
+    let [Said::Join(cy, _)] = said(&mut rx)[..] else {
+        panic!("no join on the bus");
+    };
+    assert_ne!(cy, ada, "minted the id of a live player");
+    assert_ne!(cy, bob, "minted the id of a waiting join");
+    // Cy's answer is cy's, not taken for a rejoin of ada.
+    router.on_bus(GatewayIn::Joined(cy, Ok("west".to_owned())));
+    router.on_bus(west_frame(&[ada, cy]));
+    router.tick();
+    assert_eq!(answer.try_recv().unwrap().unwrap().entity, cy);
+    let ids: Vec<NetId> = router.players.values().map(|p| p.id).collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
+}
+
+#[test]
+fn a_character_whose_save_cannot_be_loaded_again_ends_its_session() {
+    let (mut router, mut rx) = router(64);
+    let (ada, mut kicks) = live(&mut router, &mut rx, 1, "ada");
+    let end = crate::session::load_refused(&crate::persist::LoadError::Unavailable);
+    router.on_bus(GatewayIn::LoadRefused(
+        ada,
+        Kick {
+            reason: end.reason,
+            text: end.text.clone(),
+        },
+    ));
+    let kick = kicks.try_recv().expect("the session was not ended");
+    assert_eq!(kick.reason, DisconnectReason::Internal);
+    assert_eq!(kick.text, end.text);
+}
+
+/// A gateway asking for a character again (its zone died) whose store cannot answer
+/// refuses it instead of placing it where it last saw it.
+#[tokio::test]
+async fn a_rejoin_the_store_cannot_load_is_refused_not_placed() {
+    let dir = std::env::temp_dir().join(format!("mmo-gateway-reload-{}", std::process::id()));
+    let spec = store::StoreSpec::Embedded { dir: dir.clone() };
+    let metrics = Arc::new(crate::metrics::Metrics::new());
+    let (persist, writer) = crate::persist::Persist::start(&spec, metrics).unwrap();
+    // The writer stopped: every load is `Unavailable`.
+    writer.stop();
+    let id = NetId {
+        index: super::PLAYER_BIT | 7,
+        generation: 1,
+    };
+    let request = JoinRequest {
+        gateway: "gw1".to_owned(),
+        id,
+        account: "ada".to_owned(),
+        at: [5.0, 5.0],
+    };
+    let refused = super::bus_io::reload_position(request.clone(), true, Some(&persist)).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    match refused {
+        Err(GatewayIn::LoadRefused(refused_id, kick)) => {
+            assert_eq!(refused_id, id);
+            assert_eq!(kick.reason, DisconnectReason::Internal);
+            assert!(
+                kick.text.contains("unavailable; try again"),
+                "{}",
+                kick.text
+            );
+        }
+        Err(other) => panic!("expected a refusal, got {other:?}"),
+        Ok(request) => panic!("placed at {:?} without its saved state", request.at),
+    }
+    // A first join loads nothing here (the session did): it goes ahead.
+    let first = super::bus_io::reload_position(request, false, Some(&persist)).await;
+    assert!(first.is_ok());
+}

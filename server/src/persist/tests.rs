@@ -1,0 +1,306 @@
+//! The writer's tests: saves the store refuses, damaged records, an unreachable store.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use super::*;
+
+/// A directory under the system's temporary one, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir =
+            std::env::temp_dir().join(format!("mmo-persist-{tag}-{}-{nanos}", std::process::id()));
+        TempDir(dir)
+    }
+
+    fn spec(&self) -> store::StoreSpec {
+        store::StoreSpec::Embedded {
+            dir: self.0.clone(),
+        }
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn save(account: &str, pos: [f32; 2]) -> Save {
+    Save {
+        account: account.to_owned(),
+        name: account.to_owned(),
+        pos,
+        map: "house".to_owned(),
+        now_ms: 1_700_000_000_000,
+    }
+}
+
+/// Saves the store refuses, one reason each, among valid ones.
+fn mixed_batch() -> Vec<Save> {
+    vec![
+        save("ada", [1.0, 2.0]),
+        save("", [1.0, 1.0]),
+        save("nul\0here", [1.0, 1.0]),
+        save(&"x".repeat(store::MAX_TEXT_BYTES + 1), [1.0, 1.0]),
+        save("dan", [3.0, 4.0]),
+        save("nan", [f32::NAN, 0.0]),
+    ]
+}
+
+fn state(store: Box<dyn CharacterStore>) -> (State, Arc<Metrics>) {
+    let metrics = Arc::new(Metrics::new());
+    metrics.store_up.set(1);
+    let state = State::new(store, Arc::new(AtomicBool::new(true)), Arc::clone(&metrics));
+    (state, metrics)
+}
+
+fn accounts(store: &mut dyn CharacterStore) -> Vec<(String, [f32; 2], u64)> {
+    store
+        .all()
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.account, c.pos, c.version))
+        .collect()
+}
+
+#[test]
+fn invalid_saves_are_dropped_and_the_valid_ones_and_later_saves_land() {
+    let dir = TempDir::new("invalid");
+    let (mut state, metrics) = state(store::open(&dir.spec()).unwrap());
+    state.queue(mixed_batch());
+    state.write();
+    assert!(
+        state.pending.is_empty(),
+        "still pending: {:?}",
+        state.pending.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        accounts(state.store.as_mut()),
+        [
+            ("ada".to_owned(), [1.0, 2.0], 1),
+            ("dan".to_owned(), [3.0, 4.0], 1)
+        ]
+    );
+    // Bad records are no outage: the store stays up, nothing waits for a retry.
+    assert!(state.up.load(Ordering::Relaxed));
+    assert_eq!(metrics.store_up.get(), 1);
+    assert_eq!(metrics.save_failures.get(), 0);
+    // Each refused save is counted once: the empty account, the NUL, the long text, the NaN.
+    assert_eq!(metrics.saves_dropped.get(), 4);
+    assert_eq!(metrics.saves_pending.get(), 0);
+    assert!(state.retry_at.is_none());
+
+    // Later saves, bad ones among them again, land at the next round.
+    state.queue(vec![
+        save("ada", [5.0, 6.0]),
+        save("", [0.0, 0.0]),
+        save("eve", [7.0, 8.0]),
+    ]);
+    state.write();
+    assert!(state.pending.is_empty());
+    assert_eq!(
+        accounts(state.store.as_mut()),
+        [
+            ("ada".to_owned(), [5.0, 6.0], 2),
+            ("dan".to_owned(), [3.0, 4.0], 1),
+            ("eve".to_owned(), [7.0, 8.0], 1)
+        ]
+    );
+    assert_eq!(metrics.saves.get(), 2 + 2);
+    assert_eq!(metrics.saves_dropped.get(), 4 + 1);
+    assert_eq!(metrics.store_up.get(), 1);
+}
+
+/// The writer thread end to end: an invalid save among valid ones does not hold the
+/// others back, later saves land, and the store never reads as down.
+#[test]
+fn the_writer_keeps_saving_after_an_invalid_save() {
+    let dir = TempDir::new("writer");
+    let metrics = Arc::new(Metrics::new());
+    let (persist, writer) = Persist::start(&dir.spec(), Arc::clone(&metrics)).unwrap();
+    let wait_written = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            assert!(persist.is_up(), "{what}: the store was marked down");
+            assert_eq!(metrics.store_up.get(), 1, "{what}: mmo_store_up fell to 0");
+            if metrics.saves_pending.get() == 0 && metrics.saves.get() > 0 {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {} saves still pending after 5 s",
+                metrics.saves_pending.get()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    persist.try_save(mixed_batch()).unwrap();
+    wait_written("first batch");
+    let written = metrics.saves.get();
+    persist
+        .try_save(vec![save("ada", [9.0, 9.0]), save("", [0.0, 0.0])])
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while metrics.saves.get() == written {
+        assert!(Instant::now() < deadline, "the later save never landed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wait_written("second batch");
+    writer.stop();
+    drop(persist);
+    let mut store = store::open(&dir.spec()).unwrap();
+    assert_eq!(
+        accounts(store.as_mut()),
+        [
+            ("ada".to_owned(), [9.0, 9.0], 2),
+            ("dan".to_owned(), [3.0, 4.0], 1)
+        ]
+    );
+}
+
+/// A store whose answers a test sets, and which records what it took.
+struct Scripted {
+    /// Accounts whose stored record is damaged (load and save say `Corrupt`).
+    corrupt: Vec<String>,
+    /// When set, every call fails with this (made fresh per call).
+    failing: Option<fn() -> StoreError>,
+    written: Arc<Mutex<Vec<String>>>,
+}
+
+impl Scripted {
+    fn new(corrupt: &[&str]) -> (Scripted, Arc<Mutex<Vec<String>>>) {
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let store = Scripted {
+            corrupt: corrupt.iter().map(|a| (*a).to_owned()).collect(),
+            failing: None,
+            written: Arc::clone(&written),
+        };
+        (store, written)
+    }
+
+    fn damaged(account: &str) -> StoreError {
+        StoreError::Corrupt {
+            account: account.to_owned(),
+            reason: "unknown format version 9".to_owned(),
+        }
+    }
+}
+
+fn unavailable() -> StoreError {
+    StoreError::Unavailable {
+        target: "test".to_owned(),
+        source: "connection refused".into(),
+    }
+}
+
+fn backend() -> StoreError {
+    StoreError::Backend {
+        target: "test".to_owned(),
+        source: "permission denied for table characters".into(),
+    }
+}
+
+impl CharacterStore for Scripted {
+    fn load(&mut self, account: &str) -> Result<Option<Character>, StoreError> {
+        if let Some(fail) = self.failing {
+            return Err(fail());
+        }
+        if self.corrupt.iter().any(|a| a == account) {
+            return Err(Scripted::damaged(account));
+        }
+        Ok(None)
+    }
+
+    fn save_batch(&mut self, saves: &[Save]) -> Result<(), StoreError> {
+        if let Some(fail) = self.failing {
+            return Err(fail());
+        }
+        if let Some(bad) = saves.iter().find(|s| self.corrupt.contains(&s.account)) {
+            return Err(Scripted::damaged(&bad.account));
+        }
+        let mut written = self.written.lock().unwrap();
+        written.extend(saves.iter().map(|s| s.account.clone()));
+        Ok(())
+    }
+
+    fn ping(&mut self) -> Result<(), StoreError> {
+        match self.failing {
+            Some(fail) => Err(fail()),
+            None => Ok(()),
+        }
+    }
+
+    fn all(&mut self) -> Result<Vec<Character>, StoreError> {
+        Ok(Vec::new())
+    }
+}
+
+#[test]
+fn a_corrupt_record_refuses_its_login_and_the_store_stays_up() {
+    let (store, _) = Scripted::new(&["ada"]);
+    let (mut state, metrics) = state(Box::new(store));
+    match state.load("ada") {
+        Err(LoadError::Corrupt { account, reason }) => {
+            assert_eq!(account, "ada");
+            assert!(reason.contains("format version"), "{reason}");
+        }
+        other => panic!("expected a corrupt record, got {other:?}"),
+    }
+    assert!(state.up.load(Ordering::Relaxed));
+    assert_eq!(metrics.store_up.get(), 1);
+    // Another account loads as usual.
+    assert!(matches!(state.load("bob"), Ok(None)));
+}
+
+#[test]
+fn a_store_that_cannot_be_reached_is_marked_down_at_load() {
+    let (mut store, _) = Scripted::new(&[]);
+    store.failing = Some(unavailable);
+    let (mut state, metrics) = state(Box::new(store));
+    assert!(matches!(state.load("ada"), Err(LoadError::Unavailable)));
+    assert!(!state.up.load(Ordering::Relaxed));
+    assert_eq!(metrics.store_up.get(), 0);
+}
+
+#[test]
+fn a_save_over_a_corrupt_record_is_dropped_and_the_others_land() {
+    let (store, written) = Scripted::new(&["bob"]);
+    let (mut state, metrics) = state(Box::new(store));
+    state.queue(vec![
+        save("ada", [1.0, 1.0]),
+        save("bob", [2.0, 2.0]),
+        save("cy", [3.0, 3.0]),
+    ]);
+    state.write();
+    assert!(state.pending.is_empty());
+    assert_eq!(*written.lock().unwrap(), ["ada", "cy"]);
+    assert_eq!(metrics.store_up.get(), 1);
+    assert_eq!(metrics.save_failures.get(), 0);
+    assert_eq!(metrics.saves_dropped.get(), 1);
+}
+
+/// Errors that name no save are the store's: the whole batch waits and is retried,
+/// and the store reads as down, as before.
+#[test]
+fn store_failures_keep_every_save_pending_for_a_retry() {
+    for fail in [unavailable as fn() -> StoreError, backend] {
+        let (mut store, _) = Scripted::new(&[]);
+        store.failing = Some(fail);
+        let (mut state, metrics) = state(Box::new(store));
+        state.queue(vec![save("ada", [1.0, 1.0]), save("", [2.0, 2.0])]);
+        state.write();
+        assert_eq!(state.pending.len(), 2, "{}", fail());
+        assert!(state.retry_at.is_some());
+        assert_eq!(metrics.store_up.get(), 0);
+        assert_eq!(metrics.save_failures.get(), 1);
+        // Kept for the retry, not dropped.
+        assert_eq!(metrics.saves_dropped.get(), 0);
+        assert_eq!(metrics.saves_pending.get(), 2);
+    }
+}
