@@ -25,7 +25,7 @@ const MAX_ENTRIES_PER_TRIANGLE: u64 = 16;
 
 impl TriangleLocator {
     /// Builds the index: about one cell per triangle, square cells (coarser when the
-    /// triangles' bounding boxes would fill more than [`MAX_ENTRIES_PER_TRIANGLE`] cells
+    /// triangles' bounding boxes would fill more than `MAX_ENTRIES_PER_TRIANGLE` cells
     /// each on average).
     pub fn new(mesh: &NavMesh) -> TriangleLocator {
         let bounds = mesh.bounds();
