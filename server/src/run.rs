@@ -278,6 +278,11 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
                 .spawn_point
                 .map(|[x, y]| ((x, y), config.spawn_spread_m));
             let router = gateway::Router::new(file, index, &mesh, view, spawn_point, out_tx);
+            if let Some([x, y]) = config.spawn_point
+                && router.spawn_point_count() == 0
+            {
+                return Err(no_spawn_ground(&config, &mesh, x, y).into());
+            }
             let (metrics, ready) = (Arc::clone(&metrics), Arc::clone(&ready));
             Box::new(move |inbox, stop| {
                 gateway::run_loop(router, inbox, bus_rx, snapshots, metrics, stop, ready);
@@ -419,16 +424,22 @@ fn build_game(
     if let Some([x, y]) = config.spawn_point
         && game.spawn_point_count() == 0
     {
-        let bounds = mesh.bounds();
-        return Err(ConfigError::NoSpawnGround {
-            x,
-            y,
-            spread_m: config.spawn_spread_m,
-            min: [bounds.min.x, bounds.min.y],
-            max: [bounds.max.x, bounds.max.y],
-        });
+        return Err(no_spawn_ground(config, &mesh, x, y));
     }
     Ok(game)
+}
+
+/// The error of a `spawn_point` (at `x`, `y`) whose `spawn_spread_m` takes in no walkable
+/// ground clear of walls on `mesh`.
+fn no_spawn_ground(config: &Config, mesh: &NavMesh, x: f32, y: f32) -> ConfigError {
+    let bounds = mesh.bounds();
+    ConfigError::NoSpawnGround {
+        x,
+        y,
+        spread_m: config.spawn_spread_m,
+        min: [bounds.min.x, bounds.min.y],
+        max: [bounds.max.x, bounds.max.y],
+    }
 }
 
 /// The server's certificates and the fingerprint clients pin: the PEM files of `cert` and

@@ -158,6 +158,12 @@ struct Merge {
 }
 
 impl Router {
+    /// How many spawn points were found for joining players (as
+    /// [`crate::game::Game::spawn_point_count`]); with none, every login is refused.
+    pub(crate) fn spawn_point_count(&self) -> usize {
+        self.spawn_points.len()
+    }
+
     /// A router for gateway `index` of `file`.
     pub(crate) fn new(
         file: Arc<ClusterFile>,

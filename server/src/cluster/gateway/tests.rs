@@ -318,3 +318,32 @@ async fn a_rejoin_the_store_cannot_load_is_refused_not_placed() {
     let first = super::bus_io::reload_position(request, false, Some(&persist)).await;
     assert!(first.is_ok());
 }
+
+/// A spawn point off the map, or with no open ground within its spread, finds no spawn
+/// point (`server gateway` then refuses to start, as `server run` does); one on open
+/// ground finds some.
+#[test]
+fn a_spawn_point_off_the_ground_finds_no_spawn_point() {
+    let rows = vec![".".repeat(40); 20].join("\n");
+    let map = format!("type octile\nheight 20\nwidth 40\nmap\n{rows}\n");
+    let mesh = build_source("open", &map, SourceKind::Grid).unwrap().mesh;
+    let file = Arc::new(
+        ClusterFile::from_toml(
+            "npcs = 0\nnats = \"nats://127.0.0.1:4222\"\n\
+             [[zones]]\nname = \"west\"\nregion = [0.0, 0.0, 40.0, 20.0]\n\
+             [[gateways]]\nname = \"gw1\"\nlisten = \"127.0.0.1:0\"\nmetrics_listen = \"127.0.0.1:0\"\n",
+        )
+        .unwrap(),
+    );
+    let view = ViewRange {
+        radius_m: 10.0,
+        hysteresis_m: 1.0,
+    };
+    let count = |spawn_point| {
+        let (tx, _rx) = mpsc::channel(16);
+        Router::new(Arc::clone(&file), 0, &mesh, view, spawn_point, tx).spawn_point_count()
+    };
+    assert_eq!(count(Some(((500.0, 500.0), 8.0))), 0);
+    assert!(count(Some(((20.0, 10.0), 4.0))) > 0);
+    assert!(count(None) > 0);
+}
