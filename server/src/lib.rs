@@ -28,6 +28,8 @@ pub mod simulate;
 pub mod snapshot_pool;
 pub mod snapshots;
 mod svg;
+#[cfg(test)]
+mod test_support;
 pub mod tls;
 pub mod udp;
 mod viewer;

@@ -648,26 +648,7 @@ async fn rotate_certificates(certificates: Arc<Certificates>, mut shutdown: watc
 mod tests {
     use super::*;
 
-    /// A scratch file holding `text`, removed when dropped.
-    struct Scratch(std::path::PathBuf);
-
-    impl Scratch {
-        fn new(name: &str, text: &str) -> Scratch {
-            let path = std::env::temp_dir().join(format!(
-                "run-{}-{:?}-{name}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            std::fs::write(&path, text).unwrap();
-            Scratch(path)
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
+    use crate::test_support::ScratchFile as Scratch;
 
     /// A fresh certificate as PEM, its fingerprint, and its key as PEM.
     fn self_signed_pem() -> (String, Fingerprint, String) {

@@ -610,27 +610,14 @@ async fn disconnect(
 mod tests {
     use std::time::{Duration, Instant};
 
-    use bytes::Bytes;
     use protocol::{DisconnectReason, NetId};
     use tokio::sync::{mpsc, oneshot};
 
     use super::{NotJoined, await_join, load_refused};
-    use crate::game::{DatagramSink, Joined, ToWorld};
+    use crate::game::{Joined, ToWorld};
     use crate::persist::LoadError;
 
-    struct NoSink;
-
-    impl DatagramSink for NoSink {
-        fn max_datagram_size(&self) -> Option<usize> {
-            None
-        }
-        fn send_space(&self) -> usize {
-            0
-        }
-        fn send(&self, _: Bytes) -> bool {
-            false
-        }
-    }
+    use crate::test_support::NoSink;
 
     type Answer = oneshot::Sender<Result<Joined, DisconnectReason>>;
 

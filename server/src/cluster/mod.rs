@@ -463,26 +463,7 @@ region = [128, 0, 256, 257]
         );
     }
 
-    /// A scratch file holding `text`, removed when dropped.
-    struct Scratch(PathBuf);
-
-    impl Scratch {
-        fn new(name: &str, text: &str) -> Scratch {
-            let path = std::env::temp_dir().join(format!(
-                "cluster-{}-{name}-{:?}.toml",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            std::fs::write(&path, text).unwrap();
-            Scratch(path)
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
+    use crate::test_support::ScratchFile as Scratch;
 
     #[test]
     fn errors_in_a_loaded_file_name_the_file() {

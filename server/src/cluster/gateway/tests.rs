@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
 use navmesh_builder::load::build_source;
 use navmesh_builder::pipeline::SourceKind;
 use protocol::bus::{BusMessage, Custody, FrameBody, JoinRequest, ZoneFrame};
@@ -14,22 +13,10 @@ use tokio::sync::{mpsc, oneshot};
 use super::joins::JOIN_ANSWER_WAIT;
 use super::{GatewayIn, GatewayOut, ID_COUNTER, Router};
 use crate::cluster::ClusterFile;
-use crate::game::{DatagramSink, Joined, Kick, ToWorld};
+use crate::game::{Joined, Kick, ToWorld};
 use crate::interest::ViewRange;
 
-struct NoSink;
-
-impl DatagramSink for NoSink {
-    fn max_datagram_size(&self) -> Option<usize> {
-        None
-    }
-    fn send_space(&self) -> usize {
-        0
-    }
-    fn send(&self, _: Bytes) -> bool {
-        false
-    }
-}
+use crate::test_support::NoSink;
 
 /// Gateway gw1 in front of zones west and east of an open 40 m by 20 m map, its bus
 /// queue `queue` slots long.
