@@ -10,7 +10,8 @@
 //!   A batch that fails stays pending and is retried with a growing pause (up to
 //!   `MAX_RETRY_PAUSE`); the store's state is the `mmo_store_up` gauge and `/readyz`.
 //! - A save the store refuses for itself ([`StoreError::Invalid`]: an empty account, text
-//!   too long or with a NUL, a position that is not finite; [`StoreError::Corrupt`]: the
+//!   too long or with a NUL, a position that is not finite, text PostgreSQL's encoding
+//!   cannot hold; [`StoreError::Corrupt`]: the
 //!   account's stored record cannot be read, so it is left for an operator) is not a store
 //!   failure: it is dropped with an error log naming the account and why, and the rest of
 //!   the batch is written at once. Retrying it would fail forever and hold back every

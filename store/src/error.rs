@@ -37,8 +37,11 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: String,
     },
-    /// A save was refused before anything was written (empty account, text too long or with
-    /// a NUL character, a position that is not finite); the whole batch is refused.
+    /// A save was refused for its own values, and nothing of its batch was written: checked
+    /// before writing (empty account, text too long or with a NUL character, a position
+    /// that is not finite), or refused by PostgreSQL (a character the database's encoding
+    /// cannot hold, say: the batch is then halved, in transactions rolled back, until the
+    /// one save it refuses is found). The rest of the batch may be written without it.
     #[error("invalid save for account {account:?}: {reason}")]
     Invalid {
         /// The account of the refused save.

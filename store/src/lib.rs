@@ -19,7 +19,9 @@
 //!   never from the world thread.
 //! - Both stores behave the same, and one test suite (`tests/it/suite.rs`) checks them both.
 //! - A batch is all or nothing: saves are validated up front ([`StoreError::Invalid`]) and
-//!   written in one transaction. Saves of one account within a batch collapse to the last one,
+//!   written in one transaction. A save PostgreSQL refuses for its values (a character the
+//!   database's encoding cannot hold) fails the batch as [`StoreError::Invalid`] naming that
+//!   save's account, nothing written, so that the caller can write the rest without it. Saves of one account within a batch collapse to the last one,
 //!   and its version grows by one per batch.
 //! - A retryable error from `save_batch` means "not known to be written": when a connection
 //!   drops while PostgreSQL commits, the batch may have landed. Saving it again is safe (the

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use postgres::error::SqlState;
-use postgres::{Client, Config, NoTls, Row, Statement};
+use postgres::{Client, Config, GenericClient, NoTls, Row, Statement};
 
 use crate::{Character, CharacterStore, Save, StoreError, validate_batch};
 
@@ -117,6 +117,59 @@ impl PostgresStore {
 }
 
 impl Conn {
+    /// Writes `saves` (one per account) in one statement.
+    fn save(&mut self, saves: &[&Save]) -> Result<(), postgres::Error> {
+        write_saves(&mut self.client, &self.save, saves)
+    }
+
+    /// After PostgreSQL refused a batch's values (`error`, a data exception): the save it
+    /// refuses, found by halving the batch, each half tried in a transaction rolled back
+    /// (nothing is written, so no save is written twice), as [`StoreError::Invalid`] with
+    /// PostgreSQL's reason; the writer drops it and writes the rest. Should no single save
+    /// be refused on its own, or the search fail otherwise, the batch's error as it is.
+    fn refused_save(
+        &mut self,
+        saves: &[&Save],
+        target: &str,
+        error: postgres::Error,
+    ) -> StoreError {
+        let mut suspects = saves;
+        while suspects.len() > 1 {
+            let (first, second) = suspects.split_at(suspects.len() / 2);
+            match self.refusal(first) {
+                Ok(Some(_)) => suspects = first,
+                Ok(None) => suspects = second,
+                Err(e) => return classify(target, e),
+            }
+        }
+        match (suspects, self.refusal(suspects)) {
+            ([save], Ok(Some(refusal))) => StoreError::Invalid {
+                account: save.account.clone(),
+                reason: format!(
+                    "PostgreSQL refuses it: {}",
+                    refusal
+                        .as_db_error()
+                        .map_or_else(|| refusal.to_string(), |db| db.message().to_owned())
+                ),
+            },
+            (_, Err(e)) => classify(target, e),
+            _ => classify(target, error),
+        }
+    }
+
+    /// PostgreSQL's refusal to write `saves` for their values (a data exception), if it
+    /// refuses them, tried in a transaction that is rolled back.
+    fn refusal(&mut self, saves: &[&Save]) -> Result<Option<postgres::Error>, postgres::Error> {
+        let mut tx = self.client.transaction()?;
+        let refusal = match write_saves(&mut tx, &self.save, saves) {
+            Ok(()) => None,
+            Err(e) if is_data_exception(&e) => Some(e),
+            Err(e) => return Err(e),
+        };
+        tx.rollback()?;
+        Ok(refusal)
+    }
+
     fn prepare(mut client: Client) -> Result<Self, postgres::Error> {
         let load = client.prepare(&format!(
             "SELECT {COLUMNS} FROM characters WHERE account = $1"
@@ -151,17 +204,11 @@ impl CharacterStore for PostgresStore {
         if batch.is_empty() {
             return Ok(());
         }
-        let accounts: Vec<&str> = batch.keys().copied().collect();
-        let names: Vec<&str> = batch.values().map(|s| s.name.as_str()).collect();
-        let xs: Vec<f32> = batch.values().map(|s| s.pos[0]).collect();
-        let ys: Vec<f32> = batch.values().map(|s| s.pos[1]).collect();
-        let maps: Vec<&str> = batch.values().map(|s| s.map.as_str()).collect();
-        let now_ms: Vec<i64> = batch.values().map(|s| s.now_ms).collect();
-        self.with_conn(|conn, target| {
-            conn.client
-                .execute(&conn.save, &[&accounts, &names, &xs, &ys, &maps, &now_ms])
-                .map_err(|e| classify(target, e))?;
-            Ok(())
+        let saves: Vec<&Save> = batch.into_values().collect();
+        self.with_conn(|conn, target| match conn.save(&saves) {
+            Ok(()) => Ok(()),
+            Err(e) if is_data_exception(&e) => Err(conn.refused_save(&saves, target, e)),
+            Err(e) => Err(classify(target, e)),
         })
     }
 
@@ -268,6 +315,31 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
         .map_err(failed(*version))?;
     }
     tx.commit().map_err(failed(latest))
+}
+
+/// Writes `saves` (one per account) with the prepared [`SAVE_SQL`] in one statement.
+fn write_saves(
+    client: &mut impl GenericClient,
+    statement: &Statement,
+    saves: &[&Save],
+) -> Result<(), postgres::Error> {
+    let accounts: Vec<&str> = saves.iter().map(|s| s.account.as_str()).collect();
+    let names: Vec<&str> = saves.iter().map(|s| s.name.as_str()).collect();
+    let xs: Vec<f32> = saves.iter().map(|s| s.pos[0]).collect();
+    let ys: Vec<f32> = saves.iter().map(|s| s.pos[1]).collect();
+    let maps: Vec<&str> = saves.iter().map(|s| s.map.as_str()).collect();
+    let now_ms: Vec<i64> = saves.iter().map(|s| s.now_ms).collect();
+    client.execute(statement, &[&accounts, &names, &xs, &ys, &maps, &now_ms])?;
+    Ok(())
+}
+
+/// Whether PostgreSQL refused a statement for the values it was given (SQLSTATE class 22,
+/// data exception: a character the database's encoding cannot hold, a value out of a
+/// column's range), which another save's values may not meet.
+fn is_data_exception(error: &postgres::Error) -> bool {
+    error
+        .code()
+        .is_some_and(|code| code.code().starts_with("22"))
 }
 
 /// Sorts a PostgreSQL error: connection trouble and transient server states are retryable

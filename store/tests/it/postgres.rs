@@ -173,6 +173,50 @@ fn damaged_rows_are_corrupt_and_nothing_panics() {
     }
 }
 
+/// A database whose encoding cannot hold a save's name refuses that save, and only it: the
+/// batch fails as `Invalid` naming its account, nothing of it written (each other save's
+/// version grows once, when the rest is written), and the store is not down.
+#[test]
+fn a_save_the_database_encoding_cannot_hold_is_refused_alone() {
+    let pg = Postgres::new();
+    pg.sql()
+        .batch_execute(
+            "CREATE DATABASE latin ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' \
+             TEMPLATE template0",
+        )
+        .unwrap();
+    let url = pg
+        .server
+        .url()
+        .replace(store::test_postgres::TEST_DATABASE, "latin");
+    let mut store = store::open(&url.parse().unwrap()).unwrap();
+    let mut saves: Vec<_> = (0..13)
+        .map(|i| save(&format!("player{i:02}"), [i as f32, 1.0], 10))
+        .collect();
+    // Latin-1 holds "é", not "漢".
+    saves[4].name = "Zoé".to_owned();
+    saves[9].name = "漢".to_owned();
+    match store.save_batch(&saves) {
+        Err(err @ StoreError::Invalid { .. }) => {
+            assert!(!err.is_retryable());
+            let StoreError::Invalid { account, reason } = err else {
+                unreachable!()
+            };
+            assert_eq!(account, "player09");
+            assert!(reason.contains("LATIN1"), "{reason}");
+        }
+        other => panic!("expected Invalid for player09, got {other:?}"),
+    }
+    // Nothing was written, and the store is up.
+    store.ping().unwrap();
+    assert!(store.all().unwrap().is_empty());
+    saves.remove(9);
+    store.save_batch(&saves).unwrap();
+    for s in &saves {
+        assert_eq!(store.load(&s.account).unwrap(), Some(expected(s, 1, 10)));
+    }
+}
+
 #[test]
 fn connection_errors_name_the_server_without_the_password() {
     let pg = Postgres::new();
