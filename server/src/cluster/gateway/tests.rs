@@ -220,6 +220,50 @@ fn joins_and_leaves_are_not_dropped_when_inputs_fill_the_bus_queue() {
     assert_eq!(leave_at, 10);
 }
 
+/// With `MAX_BACKLOG` joins and leaves waiting for the bus queue, a new login is refused at
+/// once (server full) and its account is not held; a leave of a player in the game still
+/// waits, never dropped; once the queue drains, logins are taken again.
+#[test]
+fn logins_are_refused_while_the_backlog_is_full_and_leaves_still_wait() {
+    let (mut router, mut rx) = router(64);
+    let (ada, _kicks) = live(&mut router, &mut rx, 1, "ada");
+    // NATS is away: 64 joins fill the queue, the next `MAX_BACKLOG` wait.
+    let mut waiting = Vec::new();
+    for session in 0..64 + super::outbox::MAX_BACKLOG as u64 {
+        waiting.push(ask(&mut router, 100 + session, &format!("p{session}")));
+    }
+    assert_eq!(router.outbox.backlog(), super::outbox::MAX_BACKLOG);
+    let (mut refused, _kicks) = ask(&mut router, 99, "late");
+    assert!(
+        matches!(refused.try_recv(), Ok(Err(DisconnectReason::ServerFull))),
+        "a login was taken with the backlog full"
+    );
+    // Ada logs out: her leave waits behind the joins.
+    router.handle(ToWorld::Leave { session: 1 });
+    assert_eq!(router.outbox.backlog(), super::outbox::MAX_BACKLOG + 1);
+
+    // NATS is back: everything asked for reaches the bus, in order, ada's leave last.
+    let mut all = said(&mut rx);
+    while router.outbox.backlog() > 0 {
+        router.tick();
+        all.extend(said(&mut rx));
+    }
+    assert_eq!(all.len(), 64 + super::outbox::MAX_BACKLOG + 1);
+    assert_eq!(all.last(), Some(&Said::Leave(WEST_LEAVE.to_owned(), ada)));
+    assert!(
+        !all.iter()
+            .any(|s| matches!(s, Said::Join(_, a) if a == "late"))
+    );
+    // The refused account was not held: it can log in now.
+    let _again = ask(&mut router, 98, "late");
+    assert!(
+        said(&mut rx)
+            .iter()
+            .any(|s| matches!(s, Said::Join(_, a) if a == "late")),
+        "the refused account cannot log in again"
+    );
+}
+
 #[test]
 fn a_fresh_id_is_never_one_in_use_after_the_counter_comes_round() {
     let (mut router, mut rx) = router(64);
