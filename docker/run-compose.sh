@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: docker/run-compose.sh [--cluster] [--prebuilt BIN_DIR] [EXTRA `up` FLAGS...]
+# Usage: docker/run-compose.sh [--cluster] [--prebuilt BIN_DIR | --support-only] [EXTRA `up` FLAGS...]
 #
 # The whole thing in containers, in one command: builds the local base images when they
 # are missing (docker/build-base.sh), builds the project's images, runs a compose file
@@ -17,6 +17,9 @@
 #   --prebuilt BIN_DIR the project's image from the `server` and `loadtest` binaries in
 #                      BIN_DIR (docker/build-prebuilt.sh) instead of compiling them inside
 #                      Docker; only the runtime base image is needed then. CI uses it.
+#   --support-only     build the runtime base image and the support services' images
+#                      (with --cluster: nats and PostgreSQL), run nothing, and exit: CI
+#                      builds them while the Rust code compiles.
 #
 # The compose files' variables (BOTS, DURATION, RAMP, WARMUP, NPCS, METRICS_PORT, ...)
 # pass through the environment, e.g. a short run:
@@ -36,12 +39,17 @@ project=mmo
 # The services whose images a prebuilt run still builds (every other one runs mmo:local).
 support_services=()
 prebuilt=
+support_only=
 while (($#)); do
   case $1 in
     --cluster)
       file=docker-compose.cluster.yml
       project=mmo-cluster
       support_services=(nats postgres)
+      shift
+      ;;
+    --support-only)
+      support_only=1
       shift
       ;;
     --prebuilt)
@@ -63,6 +71,14 @@ else
 fi
 compose+=(-f "$file")
 export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-$project}
+
+if [[ -n $support_only ]]; then
+  docker/build-base.sh --runtime-only
+  if ((${#support_services[@]})); then
+    "${compose[@]}" build "${support_services[@]}"
+  fi
+  exit 0
+fi
 
 if [[ -n $prebuilt ]]; then
   docker/build-base.sh --runtime-only
