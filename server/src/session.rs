@@ -115,7 +115,7 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     } = match opened {
         Opened::Ready(open) => *open,
         Opened::Refused { send, end } => return disconnect(&conn, Some(send), end, &ctx).await,
-        Opened::Lost => return lost(&ctx),
+        Opened::Lost => return lost(&conn, &ctx),
     };
     // Held until the session ends, however it ends: the account is free again after. A
     // spectator holds no character, so it claims nothing.
@@ -140,7 +140,7 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
         Err(NotJoined::Refused(end)) => return disconnect(&conn, Some(send), end, &ctx).await,
         Err(NotJoined::Closed) => {
             debug!(session, %peer, %name, "the connection closed while its character was placed");
-            return lost(&ctx);
+            return lost(&conn, &ctx);
         }
     };
     let welcome = ServerMessage::Welcome(Welcome {
@@ -153,7 +153,7 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     });
     if write(&mut send, &welcome, &ctx).await.is_err() {
         let _ = ctx.world.send(ToWorld::Leave { session }).await;
-        return lost(&ctx);
+        return lost(&conn, &ctx);
     }
     ctx.metrics.clients.inc();
     info!(
@@ -177,10 +177,7 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     ctx.metrics.clients.dec();
     let _ = ctx.world.send(ToWorld::Leave { session }).await;
     let ending = match served {
-        Ok(Lost) => {
-            conn.close(0u32.into(), b"");
-            lost(&ctx)
-        }
+        Ok(Lost) => lost(&conn, &ctx),
         Err(end) => disconnect(&conn, Some(send), end, &ctx).await,
     };
     info!(session, %peer, ending = ?ending, "session ended");
@@ -571,7 +568,12 @@ fn count_invalid(kind: InvalidKind, ctx: &SessionContext) {
     });
 }
 
-fn lost(ctx: &SessionContext) -> Ending {
+/// The session ends without a reason to give: the connection is closed here too, since
+/// the server's tasks that still hold it (a WebTransport session's stream reader, a
+/// stream sink) would keep a connection the client leaves open alive, uncounted by the
+/// connection limits.
+fn lost(conn: &Connection, ctx: &SessionContext) -> Ending {
+    conn.close(0u32.into(), b"");
     ctx.metrics.connections_lost.inc();
     Ending::Lost
 }

@@ -122,6 +122,34 @@ async fn a_webtransport_session_plays_over_http_datagrams() {
     server.shutdown().await.unwrap();
 }
 
+/// A session whose stream ends before its login frees the client's slot, so the server
+/// must not keep the connection either: it closes it (the client here would keep it open
+/// for ever with its keep-alives, and the server's own reader of the session's streams
+/// holds it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_stream_ended_before_the_login_closes_the_connection() {
+    let server = server().await;
+    let conn = h3_connection(&server).await;
+    let (mut connect_send, mut connect_recv) = conn.open_bi().await.unwrap();
+    connect_send
+        .write_all(&connect_request("/mmo"))
+        .await
+        .unwrap();
+    assert_eq!(response_status(&mut connect_recv).await, "200");
+    let (mut send, _recv) = conn.open_bi().await.unwrap();
+    let mut header = Vec::new();
+    h3::put_varint(&mut header, h3::WT_BIDI_SIGNAL);
+    h3::put_varint(&mut header, u64::from(connect_send.id()));
+    send.write_all(&header).await.unwrap();
+    send.finish().unwrap();
+    let closed = timeout(Duration::from_secs(10), conn.closed()).await;
+    assert!(
+        closed.is_ok(),
+        "the server closes the connection of a session that ended before its login"
+    );
+    server.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_webtransport_requests_are_refused_and_others_play_on() {
     let server = server().await;
