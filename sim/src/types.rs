@@ -279,6 +279,10 @@ pub struct StepOutput {
     pub tick: Tick,
     /// Entities spawned by this tick's inputs, in input order.
     pub spawned: Vec<EntityId>,
+    /// For each of [`StepOutput::spawned`], the place in the tick's inputs of the input
+    /// that spawned it (an input refused spawns nothing, so the two lists can be shorter
+    /// than the spawning inputs).
+    pub spawned_by: Vec<usize>,
     /// Inputs ignored as invalid (missing entity, non-finite numbers, unknown door).
     pub invalid_inputs: usize,
     /// Time per phase.

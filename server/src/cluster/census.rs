@@ -191,8 +191,10 @@ impl Census {
             *self.report.restarts.entry(frame.zone.clone()).or_default() += 1;
         }
         if restarted || latest.down {
-            self.settling
-                .insert(frame.zone.clone(), frame.tick + RESTART_SETTLE_TICKS);
+            self.settling.insert(
+                frame.zone.clone(),
+                frame.tick.saturating_add(RESTART_SETTLE_TICKS),
+            );
         }
         latest.silent = 0;
         latest.down = false;

@@ -17,12 +17,11 @@ use std::time::{Duration, Instant};
 
 use navmesh::{NavMesh, Rng};
 use protocol::bus::{
-    BusMessage, Custody, FrameBody, Handoff, HandoffAck, JoinReply, JoinRequest, ZoneAnnounce,
-    ZoneFrame,
+    BusMessage, Custody, FrameBody, Handoff, HandoffAck, JoinRequest, ZoneAnnounce, ZoneFrame,
 };
 use protocol::{Command, NetId};
 use sim::{Brain, Carried, EntityId, Input, Kind, Vec2, World, WorldConfig};
-use tracing::{debug, info, warn};
+use tracing::{info, warn};
 
 use super::bus::{DIRECTORY, Verb, subject};
 use super::carry::{carried, carried_body, entity_kind, world_kind};
@@ -131,7 +130,8 @@ pub(crate) struct ZoneWorld {
     /// Where bodies went, so late inputs and leaves follow them.
     handed_to: HashMap<NetId, (String, u64)>,
     inputs: Vec<Input>,
-    spawning: Vec<Spawning>,
+    /// What each of this tick's spawning inputs is for, with its place in `inputs`.
+    spawning: Vec<(usize, Spawning)>,
     /// Bodies handed over in the last tick: at the next step each becomes a ghost where it
     /// stood (id, its body here, where, its new epoch).
     leaving: Vec<(NetId, EntityId, Vec2, u32, Kind)>,
@@ -162,6 +162,7 @@ const NEIGHBOUR_STALE: Duration = Duration::from_secs(1);
 pub(crate) const PLAYER_BIT: u32 = 1 << 31;
 
 mod players;
+mod spawns;
 
 impl ZoneWorld {
     /// Zone `index` of `file` on `mesh`, with its share of the NPCs spawned at the first
@@ -265,7 +266,7 @@ impl ZoneWorld {
                 speed_mps: SPEED_MPS,
                 brain: Brain::Wander,
             });
-            self.spawning.push(Spawning::Npc);
+            self.spawned_for(Spawning::Npc);
         }
         info!(zone = %self.spec.name, skipped, "NPCs spawned");
     }
@@ -372,7 +373,7 @@ impl ZoneWorld {
         }
         self.inputs
             .push(Input::Adopt(Box::new(carried(&handoff.body))));
-        self.spawning.push(Spawning::Adopt(handoff, reply));
+        self.spawned_for(Spawning::Adopt(handoff, reply));
     }
 
     /// The answer to one of our handoffs.
@@ -402,15 +403,18 @@ impl ZoneWorld {
                         id,
                         Real {
                             local,
-                            epoch: flight.epoch + 1,
+                            epoch: flight.epoch.saturating_add(1),
                             player: flight.player,
                         },
                     );
                     return Some(Settled::Failed);
                 }
                 self.inputs.push(Input::Adopt(Box::new(flight.carried)));
-                self.spawning
-                    .push(Spawning::TakeBack(id, flight.epoch + 1, flight.player));
+                self.spawned_for(Spawning::TakeBack(
+                    id,
+                    flight.epoch.saturating_add(1),
+                    flight.player,
+                ));
                 Some(Settled::Failed)
             }
         }
@@ -436,12 +440,12 @@ impl ZoneWorld {
                 radius_m: RADIUS_M,
                 speed_mps: SPEED_MPS,
             });
-            self.spawning.push(Spawning::Ghost(id, epoch));
+            self.spawned_for(Spawning::Ghost(id, epoch));
         }
         self.players_commands();
         let out = self.world.step(&self.inputs);
         self.inputs.clear();
-        self.take_spawned(&out.spawned);
+        self.take_spawned(&out.spawned, &out.spawned_by);
         self.hand_over();
         self.handed_to
             .retain(|_, (_, at)| self.ticks.saturating_sub(*at) < REMEMBER_HANDED_TICKS);
@@ -486,7 +490,7 @@ impl ZoneWorld {
         // Bodies becoming ghosts here, and bodies becoming real here this tick (adopted,
         // joined, taken back): no second body for them.
         let mut becoming: Vec<NetId> = self.leaving.iter().map(|l| l.0).collect();
-        becoming.extend(self.spawning.iter().filter_map(|s| match s {
+        becoming.extend(self.spawning.iter().filter_map(|(_, s)| match s {
             Spawning::Join(request, _) => Some(request.id),
             Spawning::Adopt(handoff, _) => Some(handoff.id),
             Spawning::TakeBack(id, _, _) => Some(*id),
@@ -505,8 +509,10 @@ impl ZoneWorld {
                     }
                     continue;
                 }
+                // A position that is not a number is in no band.
+                let near = self.spec.distance(body.pos[0], body.pos[1]) <= band;
                 if becoming.contains(&body.id)
-                    || self.spec.distance(body.pos[0], body.pos[1]) > band
+                    || !near
                     || (seen.contains_key(&body.id) && !self.in_flight.contains_key(&body.id))
                 {
                     continue;
@@ -522,7 +528,10 @@ impl ZoneWorld {
                             radius_m: body.radius_m,
                             speed_mps: body.speed_mps,
                         });
-                        self.spawning.push(Spawning::Ghost(body.id, body.epoch));
+                        // (`spawned_for`, with the frames still borrowed.)
+                        let at = self.inputs.len() - 1;
+                        self.spawning
+                            .push((at, Spawning::Ghost(body.id, body.epoch)));
                     }
                 }
             }
@@ -542,105 +551,6 @@ impl ZoneWorld {
         for id in gone {
             if let Some((local, _)) = self.ghosts.remove(&id) {
                 self.inputs.push(Input::Despawn(local));
-            }
-        }
-    }
-
-    /// Pairs this tick's spawned bodies with what they were spawned for.
-    fn take_spawned(&mut self, spawned: &[EntityId]) {
-        let spawning = std::mem::take(&mut self.spawning);
-        if spawning.len() != spawned.len() {
-            warn!(
-                zone = %self.spec.name,
-                asked = spawning.len(),
-                spawned = spawned.len(),
-                "spawns went missing; ids may be mismatched this tick"
-            );
-        }
-        for (what, &local) in spawning.into_iter().zip(spawned) {
-            match what {
-                Spawning::Npc => {
-                    let id = NetId {
-                        index: ((self.index as u32 + 1) << 24) | (self.next_npc & 0xff_ffff),
-                        generation: self.incarnation,
-                    };
-                    self.next_npc = self.next_npc.wrapping_add(1);
-                    self.reals.insert(
-                        id,
-                        Real {
-                            local,
-                            epoch: 0,
-                            player: None,
-                        },
-                    );
-                }
-                Spawning::Join(request, reply) => {
-                    info!(zone = %self.spec.name, id = ?request.id, account = %request.account, "player joined");
-                    self.reals.insert(
-                        request.id,
-                        Real {
-                            local,
-                            epoch: 0,
-                            player: Some(Player {
-                                account: request.account,
-                                taken_seq: None,
-                                applied_seq: 0,
-                                pending: None,
-                                last_saved: None,
-                            }),
-                        },
-                    );
-                    if let Some(reply) = reply {
-                        self.answers.push(ZoneOut::Publish(
-                            reply,
-                            BusMessage::Joined(JoinReply {
-                                id: request.id,
-                                refused: None,
-                            }),
-                        ));
-                    }
-                }
-                Spawning::Adopt(handoff, reply) => {
-                    debug!(zone = %self.spec.name, id = ?handoff.id, from = %handoff.from, "body taken over");
-                    let player = handoff.player.map(|(account, seq)| Player {
-                        account,
-                        taken_seq: Some(seq),
-                        applied_seq: seq,
-                        pending: None,
-                        last_saved: None,
-                    });
-                    self.reals.insert(
-                        handoff.id,
-                        Real {
-                            local,
-                            epoch: handoff.epoch,
-                            player,
-                        },
-                    );
-                    if let Some(reply) = reply {
-                        self.answers.push(ZoneOut::Publish(
-                            reply,
-                            BusMessage::HandoffAck(HandoffAck {
-                                id: handoff.id,
-                                epoch: handoff.epoch,
-                                refused: None,
-                            }),
-                        ));
-                    }
-                }
-                Spawning::Ghost(id, epoch) => {
-                    self.ghosts.insert(id, (local, epoch));
-                }
-                Spawning::TakeBack(id, epoch, player) => {
-                    self.reals.insert(
-                        id,
-                        Real {
-                            local,
-                            epoch,
-                            player,
-                        },
-                    );
-                }
             }
         }
     }
@@ -672,7 +582,9 @@ impl ZoneWorld {
             let Some(carried) = self.world.carry(real.local) else {
                 continue;
             };
-            let epoch = real.epoch + 1;
+            // Saturating: an epoch is a number from the bus, and one that wrapped would look
+            // older than every claim.
+            let epoch = real.epoch.saturating_add(1);
             let handoff = Handoff {
                 from: self.spec.name.clone(),
                 id,

@@ -9,9 +9,13 @@ impl World {
     /// Phase 1: inputs. Invalid ones are counted in
     /// [`StepOutput::invalid_inputs`](crate::StepOutput::invalid_inputs).
     pub fn apply_inputs(&mut self, inputs: &[Input]) {
-        for input in inputs {
+        for (at, input) in inputs.iter().enumerate() {
+            let spawned = self.out.spawned.len();
             if !self.apply_input(input) {
                 self.out.invalid_inputs += 1;
+            }
+            if self.out.spawned.len() > spawned {
+                self.out.spawned_by.push(at);
             }
         }
     }

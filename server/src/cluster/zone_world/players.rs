@@ -108,7 +108,7 @@ impl ZoneWorld {
             speed_mps: SPEED_MPS,
             brain: Brain::Idle,
         });
-        self.spawning.push(Spawning::Join(request, reply));
+        self.spawned_for(Spawning::Join(request, reply));
     }
 
     /// A point near `wanted` where a joining character overlaps no body: the zone's own

@@ -167,3 +167,56 @@ fn a_handoff_refused_before_the_next_tick_leaves_one_body_and_no_ghost_of_it() {
     // Only east's NPC is a ghost here: the character and that one make two bodies.
     assert_eq!(bodies(&zone).len(), 2, "{:?}", bodies(&zone));
 }
+
+/// Epochs travel on the bus: a body offered back and forth at the top of the range keeps
+/// the largest epoch instead of overflowing (a panic in a debug build) or wrapping to 0
+/// (which would look older than every claim).
+#[test]
+fn an_epoch_at_the_top_of_its_range_stays_there() {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    zone.handle(east_frame(1, [35.0, 15.0]));
+    zone.handle(join_at([23.0, 10.0]));
+    zone.tick();
+    let (&id, flight) = zone.in_flight.iter_mut().next().expect("offered");
+    flight.epoch = u32::MAX - 1;
+    for tick in 2..6 {
+        // East refuses every offer, whatever its epoch; the character stays past the
+        // margin, so it is taken back and offered anew each tick.
+        let epoch = zone.in_flight.get(&id).expect("offered again").epoch;
+        zone.handle(ZoneIn::HandoffAnswer {
+            id,
+            epoch,
+            ack: None,
+        });
+        zone.handle(east_frame(tick, [35.0, 15.0]));
+        zone.tick();
+    }
+    let claim = zone.reals.get(&id).map(|r| r.epoch);
+    let offered = zone.in_flight.get(&id).map(|f| f.epoch);
+    assert_eq!(claim.or(offered), Some(u32::MAX), "{claim:?} {offered:?}");
+}
+
+/// A neighbour's body the world cannot take as a ghost (a radius of 0) costs that ghost
+/// only: a character joining in the same tick still gets its own body, not the place in
+/// the spawn order the ghost left empty.
+#[test]
+fn a_ghost_the_world_refuses_leaves_the_other_spawns_of_the_tick_paired() {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    let ZoneIn::Frame(mut frame) = east_frame(1, [22.0, 10.0]) else {
+        panic!("a frame")
+    };
+    frame.bodies[0].radius_m = 0.0;
+    zone.handle(ZoneIn::Frame(frame));
+    zone.handle(join_at([5.0, 10.0]));
+    zone.tick();
+    let id = NetId {
+        index: PLAYER_BIT | 1,
+        generation: 1,
+    };
+    let real = zone.reals.get(&id).expect("the character is real here");
+    let body = zone.world.body(real.local).expect("its body");
+    assert_eq!(body.kind, Kind::Player);
+    assert!(zone.ghosts.is_empty(), "no ghost of the refused body");
+}

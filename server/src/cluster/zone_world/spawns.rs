@@ -1,0 +1,156 @@
+//! Pairing a tick's spawned bodies with what each was spawned for (an NPC, a joining
+//! character, an adopted or taken-back body, a ghost), by the place of the input that
+//! spawned it, and telling whoever asked when the world refused one.
+
+use protocol::NetId;
+use protocol::bus::{BusMessage, HandoffAck, JoinReply};
+use sim::EntityId;
+use tracing::{debug, error, info, warn};
+
+use super::{Player, Real, Spawning, ZoneOut, ZoneWorld};
+
+impl ZoneWorld {
+    /// Notes what the input just queued spawns a body for.
+    pub(super) fn spawned_for(&mut self, what: Spawning) {
+        self.spawning.push((self.inputs.len() - 1, what));
+    }
+
+    /// Pairs this tick's spawned bodies with what they were spawned for, by the place of
+    /// the input that spawned each (`spawned_by`); what the world refused to spawn is
+    /// refused in turn.
+    pub(super) fn take_spawned(&mut self, spawned: &[EntityId], spawned_by: &[usize]) {
+        let spawning = std::mem::take(&mut self.spawning);
+        let mut made = spawned_by.iter().zip(spawned).peekable();
+        for (at, what) in spawning {
+            let Some((_, &local)) = made.next_if(|&(&by, _)| by == at) else {
+                self.not_spawned(what);
+                continue;
+            };
+            match what {
+                Spawning::Npc => {
+                    let id = NetId {
+                        index: ((self.index as u32 + 1) << 24) | (self.next_npc & 0xff_ffff),
+                        generation: self.incarnation,
+                    };
+                    self.next_npc = self.next_npc.wrapping_add(1);
+                    self.reals.insert(
+                        id,
+                        Real {
+                            local,
+                            epoch: 0,
+                            player: None,
+                        },
+                    );
+                }
+                Spawning::Join(request, reply) => {
+                    info!(zone = %self.spec.name, id = ?request.id, account = %request.account, "player joined");
+                    self.reals.insert(
+                        request.id,
+                        Real {
+                            local,
+                            epoch: 0,
+                            player: Some(Player {
+                                account: request.account,
+                                taken_seq: None,
+                                applied_seq: 0,
+                                pending: None,
+                                last_saved: None,
+                            }),
+                        },
+                    );
+                    if let Some(reply) = reply {
+                        self.answers.push(ZoneOut::Publish(
+                            reply,
+                            BusMessage::Joined(JoinReply {
+                                id: request.id,
+                                refused: None,
+                            }),
+                        ));
+                    }
+                }
+                Spawning::Adopt(handoff, reply) => {
+                    debug!(zone = %self.spec.name, id = ?handoff.id, from = %handoff.from, "body taken over");
+                    let player = handoff.player.map(|(account, seq)| Player {
+                        account,
+                        taken_seq: Some(seq),
+                        applied_seq: seq,
+                        pending: None,
+                        last_saved: None,
+                    });
+                    self.reals.insert(
+                        handoff.id,
+                        Real {
+                            local,
+                            epoch: handoff.epoch,
+                            player,
+                        },
+                    );
+                    if let Some(reply) = reply {
+                        self.answers.push(ZoneOut::Publish(
+                            reply,
+                            BusMessage::HandoffAck(HandoffAck {
+                                id: handoff.id,
+                                epoch: handoff.epoch,
+                                refused: None,
+                            }),
+                        ));
+                    }
+                }
+                Spawning::Ghost(id, epoch) => {
+                    self.ghosts.insert(id, (local, epoch));
+                }
+                Spawning::TakeBack(id, epoch, player) => {
+                    self.reals.insert(
+                        id,
+                        Real {
+                            local,
+                            epoch,
+                            player,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// What was to be spawned and was not: the world refused the input (numbers it
+    /// cannot use, no walkable point within its reach). Whoever asked is told.
+    fn not_spawned(&mut self, what: Spawning) {
+        let zone = &self.spec.name;
+        match what {
+            Spawning::Npc => warn!(%zone, "an NPC's spawn was refused"),
+            Spawning::Join(request, reply) => {
+                warn!(%zone, id = ?request.id, at = ?request.at, "a joining character's body was refused");
+                if let Some(reply) = reply {
+                    self.answers.push(ZoneOut::Publish(
+                        reply,
+                        BusMessage::Joined(JoinReply {
+                            id: request.id,
+                            refused: Some(format!("no body can stand at {:?}", request.at)),
+                        }),
+                    ));
+                }
+            }
+            Spawning::Adopt(handoff, reply) => {
+                let why = format!("no walkable point near {:?}", handoff.body.pos);
+                warn!(%zone, id = ?handoff.id, %why, "handoff refused");
+                if let Some(reply) = reply {
+                    self.answers.push(ZoneOut::Publish(
+                        reply,
+                        BusMessage::HandoffAck(HandoffAck {
+                            id: handoff.id,
+                            epoch: handoff.epoch,
+                            refused: Some(why),
+                        }),
+                    ));
+                }
+            }
+            // Tried again with the neighbour's next frame while it is in the band.
+            Spawning::Ghost(id, _) => debug!(%zone, ?id, "a ghost's body was refused"),
+            Spawning::TakeBack(id, _, player) => error!(
+                %zone, ?id, account = ?player.map(|p| p.account),
+                "a body taken back from a refused handoff was refused by the world: it is lost"
+            ),
+        }
+    }
+}
