@@ -43,8 +43,8 @@ pub struct Carried {
 }
 
 impl Carried {
-    /// Whether every number in it is usable: finite points, a positive finite radius, a
-    /// finite speed of at least 0.
+    /// Whether every number in it is usable: finite points (its patrol's among them), a
+    /// positive finite radius, a finite speed of at least 0.
     pub fn is_valid(&self) -> bool {
         let points = [
             Some(self.pos),
@@ -60,6 +60,12 @@ impl Carried {
             && !self.best_goal_dist.is_nan()
             && points.iter().flatten().all(|&p| finite(p))
             && self.path.iter().all(|&p| finite(p))
+            && match &self.brain {
+                // A point that is not a number would be a goal no search reaches, asked
+                // for again every tick.
+                Brain::Patrol(points) => points.iter().all(|&p| finite(p)),
+                Brain::Idle | Brain::Wander | Brain::Gather(_) => true,
+            }
     }
 }
 

@@ -86,10 +86,14 @@ fn a_carried_body_with_bad_numbers_is_refused() {
             path: vec![Vec2::new(1.0, f32::INFINITY)],
             ..good.clone()
         },
+        Carried {
+            brain: Brain::Patrol(vec![Vec2::new(70.0, 100.0), Vec2::new(f32::NAN, 1.0)]),
+            ..good.clone()
+        },
     ];
     let inputs: Vec<Input> = bad.into_iter().map(|c| Input::Adopt(Box::new(c))).collect();
     let out = world.step(&inputs);
-    assert_eq!(out.invalid_inputs, 3);
+    assert_eq!(out.invalid_inputs, 4);
     assert!(out.spawned.is_empty());
     assert_eq!(world.bodies().count(), 1);
 }
