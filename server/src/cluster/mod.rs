@@ -66,6 +66,14 @@ pub struct ClusterFile {
     path: Option<PathBuf>,
 }
 
+/// The most NPCs a cluster file may ask for (as `server run`'s own limit).
+const MAX_NPCS: u64 = 100_000;
+/// The most zones: a zone's NPC ids carry its number plus one in bits 24 to 30 (bit 31
+/// marks players).
+const MAX_ZONES: u64 = 127;
+/// The most gateways: a gateway's player ids carry its number in bits 24 to 30.
+const MAX_GATEWAYS: u64 = 128;
+
 fn default_npcs() -> u32 {
     2_000
 }
@@ -201,6 +209,17 @@ pub enum ClusterError {
         /// What is wrong.
         error: Box<ClusterError>,
     },
+    /// More NPCs, zones or gateways than a cluster can hold (ids carry a zone's or a
+    /// gateway's number in 7 bits).
+    #[error("{what} is {got}, more than the {most} a cluster can hold")]
+    TooMany {
+        /// "npcs", "zones" or "gateways".
+        what: &'static str,
+        /// How many the file asks for.
+        got: u64,
+        /// The most there may be.
+        most: u64,
+    },
     /// Two rectangles overlap.
     #[error("zones {0:?} and {1:?} overlap")]
     Overlap(String, String),
@@ -297,6 +316,16 @@ impl ClusterFile {
     fn check_alone(&self) -> Result<(), ClusterError> {
         if self.zones.is_empty() {
             return Err(ClusterError::NoZones);
+        }
+        let counts = [
+            ("npcs", u64::from(self.npcs), MAX_NPCS),
+            ("zones", self.zones.len() as u64, MAX_ZONES),
+            ("gateways", self.gateways.len() as u64, MAX_GATEWAYS),
+        ];
+        for (what, got, most) in counts {
+            if got > most {
+                return Err(ClusterError::TooMany { what, got, most });
+            }
         }
         let band = self.ghost_band_m;
         if !(band.is_finite() && band >= MIN_GHOST_BAND_M) {
@@ -457,6 +486,49 @@ region = [128, 0, 256, 257]
             ClusterFile::from_toml("nats = \"x\"\nzones = []"),
             Err(ClusterError::NoZones)
         );
+        let crowd = TWO.replace("nats =", "npcs = 4000000000\nnats =");
+        assert_eq!(
+            ClusterFile::from_toml(&crowd),
+            Err(ClusterError::TooMany {
+                what: "npcs",
+                got: 4_000_000_000,
+                most: 100_000
+            })
+        );
+        // Zone 128's NPC ids would carry the players' bit; gateway 129's ids would be
+        // gateway 1's.
+        let zones: String = (0..128)
+            .map(|k| {
+                let x = 1_000 + 10 * k;
+                format!(
+                    "\n[[zones]]\nname = \"z{k}\"\nregion = [{x}, 300, {}, 301]\n",
+                    x + 1
+                )
+            })
+            .collect();
+        let err = with(&zones).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "zones is 130, more than the 127 a cluster can hold"
+        );
+        let gateways: String = (0..129)
+            .map(|k| {
+                format!(
+                    "\n[[gateways]]\nname = \"g{k}\"\nlisten = \"127.0.0.1:{}\"\n\
+                     metrics_listen = \"127.0.0.1:{}\"\n",
+                    10_000 + k,
+                    20_000 + k
+                )
+            })
+            .collect();
+        assert!(matches!(
+            with(&gateways),
+            Err(ClusterError::TooMany {
+                what: "gateways",
+                got: 129,
+                most: 128
+            })
+        ));
         let unknown = TWO.replace("nats =", "colour = 1\nnats =");
         assert!(
             matches!(ClusterFile::from_toml(&unknown), Err(ClusterError::Parse(e)) if e.contains("colour"))
