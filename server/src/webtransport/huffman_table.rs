@@ -1,5 +1,11 @@
 //! The Huffman code of HPACK (RFC 7541 Appendix B), which QPACK string literals use:
 //! for each symbol 0..=255 and EOS (256), its code (right-aligned) and length in bits.
+//!
+//! The code is canonical: the codes of each length are consecutive numbers, so a decoder
+//! finds a symbol from the bits read so far with one comparison per bit
+//! ([`Lengths::symbol`]) instead of a search of the table.
+
+use std::sync::OnceLock;
 
 /// `(code, bits)` per symbol; index 256 is EOS.
 pub(super) const CODES: [(u32, u8); 257] = [
@@ -261,3 +267,77 @@ pub(super) const CODES: [(u32, u8); 257] = [
     (0x3ffffee, 26),
     (0x3fffffff, 30),
 ];
+
+/// The longest code, in bits.
+pub(super) const MAX_BITS: u8 = 30;
+
+/// For each code length: the first code of that length, how many there are, and where
+/// their symbols start in `symbols` (all symbols by length, then code).
+pub(super) struct Lengths {
+    first: [u32; MAX_BITS as usize + 1],
+    count: [u32; MAX_BITS as usize + 1],
+    start: [u16; MAX_BITS as usize + 1],
+    symbols: [u16; 257],
+}
+
+impl Lengths {
+    /// The symbol whose code is `code` of `len` bits, if there is one.
+    #[inline]
+    pub(super) fn symbol(&self, code: u32, len: u8) -> Option<u16> {
+        let len = usize::from(len);
+        let at = code.checked_sub(*self.first.get(len)?)?;
+        (at < self.count[len]).then(|| self.symbols[usize::from(self.start[len]) + at as usize])
+    }
+}
+
+/// The decoding table, built from [`CODES`] on first use.
+pub(super) fn lengths() -> &'static Lengths {
+    static LENGTHS: OnceLock<Lengths> = OnceLock::new();
+    LENGTHS.get_or_init(|| {
+        let mut order: Vec<u16> = (0..257).collect();
+        order.sort_by_key(|&s| (CODES[usize::from(s)].1, CODES[usize::from(s)].0));
+        let mut lengths = Lengths {
+            first: [0; MAX_BITS as usize + 1],
+            count: [0; MAX_BITS as usize + 1],
+            start: [0; MAX_BITS as usize + 1],
+            symbols: [0; 257],
+        };
+        for (k, &symbol) in order.iter().enumerate() {
+            let (code, len) = CODES[usize::from(symbol)];
+            let len = usize::from(len);
+            if lengths.count[len] == 0 {
+                lengths.first[len] = code;
+                lengths.start[len] = k as u16;
+            }
+            lengths.count[len] += 1;
+            lengths.symbols[k] = symbol;
+        }
+        lengths
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table is canonical (each length's codes are consecutive), so the decoding table
+    /// names every symbol by its code, and no other bits of any length.
+    #[test]
+    fn every_code_and_only_a_code_names_a_symbol() {
+        let lengths = lengths();
+        for (symbol, &(code, len)) in CODES.iter().enumerate() {
+            assert_eq!(lengths.symbol(code, len), Some(symbol as u16), "{symbol}");
+        }
+        for len in 1..=MAX_BITS {
+            let codes: Vec<u32> = CODES.iter().filter(|c| c.1 == len).map(|c| c.0).collect();
+            if let (Some(lo), Some(hi)) = (codes.iter().min(), codes.iter().max()) {
+                assert_eq!(hi - lo + 1, codes.len() as u32, "length {len}");
+                assert_eq!(lengths.symbol(lo.wrapping_sub(1), len), None);
+                assert_eq!(lengths.symbol(hi + 1, len), None);
+            } else {
+                assert_eq!(lengths.symbol(0, len), None);
+            }
+        }
+        assert_eq!(lengths.symbol(0, MAX_BITS + 1), None);
+    }
+}

@@ -3,7 +3,7 @@
 //! dynamic table (this server advertises a dynamic table capacity of 0, so any reference
 //! to one is an error), and encoding a response with static references and plain literals.
 
-use super::huffman_table::CODES;
+use super::huffman_table::{MAX_BITS, lengths};
 
 /// A field section that cannot be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -296,6 +296,7 @@ fn put_string(out: &mut Vec<u8>, bits: u32, text: &str) {
 /// inside the string is an error.
 fn huffman_decode(raw: &[u8]) -> Result<Vec<u8>, QpackError> {
     let mut out = Vec::with_capacity(raw.len() * 8 / 5);
+    let lengths = lengths();
     let (mut code, mut len) = (0u32, 0u8);
     for &byte in raw {
         for shift in (0..8).rev() {
@@ -304,13 +305,12 @@ fn huffman_decode(raw: &[u8]) -> Result<Vec<u8>, QpackError> {
             if len < 5 {
                 continue;
             }
-            if let Some(symbol) = CODES.iter().position(|&c| c == (code, len)) {
-                if symbol == 256 {
-                    return Err(QpackError::Huffman);
-                }
-                out.push(symbol as u8);
+            if let Some(symbol) = lengths.symbol(code, len) {
+                // EOS (256) inside the string is an error.
+                let symbol = u8::try_from(symbol).map_err(|_| QpackError::Huffman)?;
+                out.push(symbol);
                 (code, len) = (0, 0);
-            } else if len >= 30 {
+            } else if len >= MAX_BITS {
                 return Err(QpackError::Huffman);
             }
         }
@@ -324,6 +324,7 @@ fn huffman_decode(raw: &[u8]) -> Result<Vec<u8>, QpackError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::huffman_table::CODES;
     use super::*;
 
     /// Encodes with the Huffman code, for tests.
