@@ -409,8 +409,14 @@ impl Router {
     pub(crate) fn on_bus(&mut self, message: GatewayIn) {
         match message {
             GatewayIn::Frame(frame) => {
-                self.frames
-                    .insert(frame.zone.clone(), (*frame, Instant::now()));
+                // Only the cluster file's zones: a frame under another name would put its
+                // bodies in every client's world, and each new name would be kept for ever.
+                if self.file.zones.iter().any(|zone| zone.name == frame.zone) {
+                    self.frames
+                        .insert(frame.zone.clone(), (*frame, Instant::now()));
+                } else {
+                    warn!(zone = %frame.zone, "a frame from a zone the cluster file does not name: ignored");
+                }
             }
             GatewayIn::Joined(id, answer) => {
                 if let Some(pending) = self.pending.get_mut(&id) {

@@ -320,7 +320,10 @@ impl ZoneWorld {
             ZoneIn::Handoff(handoff, reply) => self.offered(handoff, reply),
             ZoneIn::HandoffAnswer { id, epoch, ack } => return self.answered(id, epoch, ack),
             ZoneIn::Frame(frame) => {
-                if frame.zone != self.spec.name {
+                // Another zone of the cluster file: a frame under any other name would put
+                // ghosts here, and each new name would be kept for ever.
+                let known = self.file.zones.iter().any(|zone| zone.name == frame.zone);
+                if known && frame.zone != self.spec.name {
                     self.frames
                         .insert(frame.zone.clone(), (*frame, Instant::now()));
                 }

@@ -378,3 +378,21 @@ fn a_spawn_point_off_the_ground_finds_no_spawn_point() {
     assert!(count(Some(((20.0, 10.0), 4.0))) > 0);
     assert!(count(None) > 0);
 }
+
+/// A frame under a name the cluster file does not give a zone shows its bodies to no
+/// client and is not kept.
+#[test]
+fn a_frame_from_a_zone_the_file_does_not_name_is_ignored() {
+    let (mut router, _rx) = router(16);
+    let GatewayIn::Frame(mut frame) = west_frame(&[NetId {
+        index: (1 << 31) | 7,
+        generation: 1,
+    }]) else {
+        panic!("a frame")
+    };
+    frame.zone = "nowhere".to_owned();
+    router.on_bus(GatewayIn::Frame(frame));
+    assert!(router.frames.is_empty());
+    router.on_bus(west_frame(&[]));
+    assert_eq!(router.frames.keys().collect::<Vec<_>>(), ["west"]);
+}

@@ -220,3 +220,22 @@ fn a_ghost_the_world_refuses_leaves_the_other_spawns_of_the_tick_paired() {
     assert_eq!(body.kind, Kind::Player);
     assert!(zone.ghosts.is_empty(), "no ghost of the refused body");
 }
+
+/// A frame under a name the cluster file does not give a zone makes no ghosts here and is
+/// not kept.
+#[test]
+fn a_frame_from_a_zone_the_file_does_not_name_is_ignored() {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    let ZoneIn::Frame(mut frame) = east_frame(1, [22.0, 10.0]) else {
+        panic!("a frame")
+    };
+    frame.zone = "nowhere".to_owned();
+    zone.handle(ZoneIn::Frame(frame));
+    zone.tick();
+    assert!(zone.frames.is_empty());
+    assert!(zone.ghosts.is_empty());
+    zone.handle(east_frame(2, [22.0, 10.0]));
+    zone.tick();
+    assert_eq!(zone.ghosts.len(), 1, "east's body is a ghost here");
+}
