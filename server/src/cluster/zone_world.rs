@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use navmesh::{NavMesh, Rng};
 use protocol::bus::{
-    BusMessage, Custody, FrameBody, Handoff, HandoffAck, JoinRequest, ZoneAnnounce, ZoneFrame,
+    BusMessage, Custody, FrameBody, Handoff, HandoffAck, JoinReply, JoinRequest, ZoneAnnounce,
+    ZoneFrame,
 };
 use protocol::{Command, NetId};
 use sim::{Brain, Carried, EntityId, Input, Kind, Vec2, World, WorldConfig};
@@ -337,15 +338,29 @@ impl ZoneWorld {
             .push(ZoneOut::Publish(subject(zone, verb), message));
     }
 
+    /// Answers a join on `reply` (none: nobody waits for it): placed, or refused and why.
+    fn answer_join(&mut self, reply: Option<String>, id: NetId, refused: Option<String>) {
+        if let Some(reply) = reply {
+            let answer = BusMessage::Joined(JoinReply { id, refused });
+            self.answers.push(ZoneOut::Publish(reply, answer));
+        }
+    }
+
+    /// Answers a handoff on `reply` (none: nobody waits for it): taken, or refused and why.
+    fn answer_handoff(
+        &mut self,
+        reply: Option<String>,
+        (id, epoch): (NetId, u32),
+        refused: Option<String>,
+    ) {
+        if let Some(reply) = reply {
+            let answer = BusMessage::HandoffAck(HandoffAck { id, epoch, refused });
+            self.answers.push(ZoneOut::Publish(reply, answer));
+        }
+    }
+
     /// A neighbour offers a body.
     fn offered(&mut self, handoff: Box<Handoff>, reply: Option<String>) {
-        let refuse = |why: String| {
-            BusMessage::HandoffAck(HandoffAck {
-                id: handoff.id,
-                epoch: handoff.epoch,
-                refused: Some(why),
-            })
-        };
         let held = self
             .reals
             .get(&handoff.id)
@@ -362,9 +377,7 @@ impl ZoneWorld {
         };
         if let Some(why) = why {
             warn!(zone = %self.spec.name, id = ?handoff.id, %why, "handoff refused");
-            if let Some(reply) = reply {
-                self.answers.push(ZoneOut::Publish(reply, refuse(why)));
-            }
+            self.answer_handoff(reply, (handoff.id, handoff.epoch), Some(why));
             return;
         }
         if let Some(real) = self.reals.remove(&handoff.id) {

@@ -1,12 +1,12 @@
 //! A zone's players: joins from gateways, their commands, leaves, and their saves.
 
 use protocol::NetId;
-use protocol::bus::{BusMessage, JoinReply, JoinRequest};
+use protocol::bus::{BusMessage, JoinRequest};
 use sim::{Brain, Input, Kind, Vec2};
 
 use tracing::warn;
 
-use super::{Spawning, ZoneOut, ZoneWorld};
+use super::{Spawning, ZoneWorld};
 use crate::cluster::bus::Verb;
 use crate::game::{RADIUS_M, SPEED_MPS, command_input};
 use crate::persist::now_ms;
@@ -39,28 +39,12 @@ impl ZoneWorld {
     pub(super) fn join(&mut self, request: JoinRequest, reply: Option<String>) {
         if let Some(why) = account_problem(&request.account) {
             warn!(zone = %self.spec.name, id = ?request.id, gateway = %request.gateway, %why, "join refused");
-            if let Some(reply) = reply {
-                self.answers.push(ZoneOut::Publish(
-                    reply,
-                    BusMessage::Joined(JoinReply {
-                        id: request.id,
-                        refused: Some(why),
-                    }),
-                ));
-            }
+            self.answer_join(reply, request.id, Some(why));
             return;
         }
         if self.reals.contains_key(&request.id) || self.in_flight.contains_key(&request.id) {
             // Asked again (the gateway's first answer was lost): it is here already.
-            if let Some(reply) = reply {
-                self.answers.push(ZoneOut::Publish(
-                    reply,
-                    BusMessage::Joined(JoinReply {
-                        id: request.id,
-                        refused: None,
-                    }),
-                ));
-            }
+            self.answer_join(reply, request.id, None);
             return;
         }
         // Placed at the next tick, after its ghosts are synced from the neighbours'
@@ -87,15 +71,8 @@ impl ZoneWorld {
         };
         let pos = pos.map(|wanted| self.free_spot(wanted));
         let Some(pos) = pos else {
-            if let Some(reply) = reply {
-                self.answers.push(ZoneOut::Publish(
-                    reply,
-                    BusMessage::Joined(JoinReply {
-                        id: request.id,
-                        refused: Some(format!("no walkable point near {:?}", request.at)),
-                    }),
-                ));
-            }
+            let why = format!("no walkable point near {:?}", request.at);
+            self.answer_join(reply, request.id, Some(why));
             return;
         };
         if let Some((ghost, _)) = self.ghosts.remove(&request.id) {

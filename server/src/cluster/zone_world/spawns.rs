@@ -3,11 +3,10 @@
 //! spawned it, and telling whoever asked when the world refused one.
 
 use protocol::NetId;
-use protocol::bus::{BusMessage, HandoffAck, JoinReply};
 use sim::EntityId;
 use tracing::{debug, error, info, warn};
 
-use super::{Player, Real, Spawning, ZoneOut, ZoneWorld};
+use super::{Player, Real, Spawning, ZoneWorld};
 
 impl ZoneWorld {
     /// Notes what the input just queued spawns a body for.
@@ -58,15 +57,7 @@ impl ZoneWorld {
                             }),
                         },
                     );
-                    if let Some(reply) = reply {
-                        self.answers.push(ZoneOut::Publish(
-                            reply,
-                            BusMessage::Joined(JoinReply {
-                                id: request.id,
-                                refused: None,
-                            }),
-                        ));
-                    }
+                    self.answer_join(reply, request.id, None);
                 }
                 Spawning::Adopt(handoff, reply) => {
                     debug!(zone = %self.spec.name, id = ?handoff.id, from = %handoff.from, "body taken over");
@@ -85,16 +76,7 @@ impl ZoneWorld {
                             player,
                         },
                     );
-                    if let Some(reply) = reply {
-                        self.answers.push(ZoneOut::Publish(
-                            reply,
-                            BusMessage::HandoffAck(HandoffAck {
-                                id: handoff.id,
-                                epoch: handoff.epoch,
-                                refused: None,
-                            }),
-                        ));
-                    }
+                    self.answer_handoff(reply, (handoff.id, handoff.epoch), None);
                 }
                 Spawning::Ghost(id, epoch) => {
                     self.ghosts.insert(id, (local, epoch));
@@ -121,29 +103,13 @@ impl ZoneWorld {
             Spawning::Npc => warn!(%zone, "an NPC's spawn was refused"),
             Spawning::Join(request, reply) => {
                 warn!(%zone, id = ?request.id, at = ?request.at, "a joining character's body was refused");
-                if let Some(reply) = reply {
-                    self.answers.push(ZoneOut::Publish(
-                        reply,
-                        BusMessage::Joined(JoinReply {
-                            id: request.id,
-                            refused: Some(format!("no body can stand at {:?}", request.at)),
-                        }),
-                    ));
-                }
+                let why = format!("no body can stand at {:?}", request.at);
+                self.answer_join(reply, request.id, Some(why));
             }
             Spawning::Adopt(handoff, reply) => {
                 let why = format!("no walkable point near {:?}", handoff.body.pos);
                 warn!(%zone, id = ?handoff.id, %why, "handoff refused");
-                if let Some(reply) = reply {
-                    self.answers.push(ZoneOut::Publish(
-                        reply,
-                        BusMessage::HandoffAck(HandoffAck {
-                            id: handoff.id,
-                            epoch: handoff.epoch,
-                            refused: Some(why),
-                        }),
-                    ));
-                }
+                self.answer_handoff(reply, (handoff.id, handoff.epoch), Some(why));
             }
             // Tried again with the neighbour's next frame while it is in the band.
             Spawning::Ghost(id, _) => debug!(%zone, ?id, "a ghost's body was refused"),
