@@ -79,23 +79,36 @@ async fn response_status(recv: &mut quinn::RecvStream) -> String {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_webtransport_session_plays_over_http_datagrams() {
-    let server = server().await;
-    let conn = h3_connection(&server).await;
+/// A WebTransport session at `path`, accepted (200): its CONNECT stream (kept open while
+/// the session lasts) and the session's stream, its header (the signal, then the session
+/// id: the CONNECT stream's) written, ready for frames.
+async fn open_session(
+    conn: &quinn::Connection,
+    path: &str,
+) -> (
+    (quinn::SendStream, quinn::RecvStream),
+    quinn::SendStream,
+    quinn::RecvStream,
+) {
     let (mut connect_send, mut connect_recv) = conn.open_bi().await.unwrap();
     connect_send
-        .write_all(&connect_request("/mmo?from=test"))
+        .write_all(&connect_request(path))
         .await
         .unwrap();
     assert_eq!(response_status(&mut connect_recv).await, "200");
-
-    // The session's stream: the signal, the session id (the CONNECT stream's), then frames.
-    let (mut send, mut recv) = conn.open_bi().await.unwrap();
+    let (mut send, recv) = conn.open_bi().await.unwrap();
     let mut header = Vec::new();
     h3::put_varint(&mut header, h3::WT_BIDI_SIGNAL);
     h3::put_varint(&mut header, u64::from(connect_send.id()));
     send.write_all(&header).await.unwrap();
+    ((connect_send, connect_recv), send, recv)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webtransport_session_plays_over_http_datagrams() {
+    let server = server().await;
+    let conn = h3_connection(&server).await;
+    let (_connect, mut send, mut recv) = open_session(&conn, "/mmo?from=test").await;
     let welcome = crate::raw::login(&mut send, &mut recv, "h3").await;
     // Snapshots come as HTTP datagrams: the quarter stream id (0), then the datagram.
     let mut seen_self = false;
@@ -130,17 +143,7 @@ async fn a_webtransport_session_plays_over_http_datagrams() {
 async fn a_session_stream_ended_before_the_login_closes_the_connection() {
     let server = server().await;
     let conn = h3_connection(&server).await;
-    let (mut connect_send, mut connect_recv) = conn.open_bi().await.unwrap();
-    connect_send
-        .write_all(&connect_request("/mmo"))
-        .await
-        .unwrap();
-    assert_eq!(response_status(&mut connect_recv).await, "200");
-    let (mut send, _recv) = conn.open_bi().await.unwrap();
-    let mut header = Vec::new();
-    h3::put_varint(&mut header, h3::WT_BIDI_SIGNAL);
-    h3::put_varint(&mut header, u64::from(connect_send.id()));
-    send.write_all(&header).await.unwrap();
+    let (_connect, mut send, _recv) = open_session(&conn, "/mmo").await;
     send.finish().unwrap();
     let closed = timeout(Duration::from_secs(10), conn.closed()).await;
     assert!(
