@@ -186,12 +186,30 @@ enum Claim {
 }
 
 struct PendingJoin {
+    /// The place of its character's spawn among the tick's inputs.
+    input: usize,
     session: SessionId,
     claim: Claim,
     name: String,
     sink: Box<dyn DatagramSink>,
     kick: mpsc::Sender<Kick>,
     reply: oneshot::Sender<Result<Joined, DisconnectReason>>,
+}
+
+/// A tick's spawned bodies, each with the place among the tick's inputs of the spawn that
+/// made it (`sim::StepOutput::spawned` and `spawned_by`, both in input order).
+#[derive(Clone, Copy)]
+struct Spawned<'a> {
+    ids: &'a [EntityId],
+    by: &'a [usize],
+}
+
+impl Spawned<'_> {
+    /// The body the input at `input` spawned, if the world spawned one.
+    fn by_input(self, input: usize) -> Option<EntityId> {
+        let at = self.by.binary_search(&input).ok()?;
+        self.ids.get(at).copied()
+    }
 }
 
 /// The world and everything the thread keeps about its clients.
@@ -349,6 +367,7 @@ impl Game {
                     let at = self.rng.range(0, self.spawn_points.len() as u64 - 1) as usize;
                     self.spawn_points[at]
                 });
+                let input = self.inputs.len();
                 self.inputs.push(Input::Spawn {
                     kind: Kind::Player,
                     pos,
@@ -357,6 +376,7 @@ impl Game {
                     brain: Brain::Idle,
                 });
                 self.joins.push(PendingJoin {
+                    input,
                     session,
                     claim: Claim::Waiting,
                     name,
@@ -431,7 +451,7 @@ impl Game {
         for entity in self.orphans.drain(..) {
             self.inputs.push(Input::Despawn(entity));
         }
-        self.admin_spawns_first();
+        let admin_spawns = self.queue_admin_spawns();
         for client in self.clients.values_mut() {
             if let Some(seq) = client.taken_seq {
                 client.applied_seq = seq;
@@ -453,8 +473,12 @@ impl Game {
                 "the world ignored invalid inputs"
             );
         }
-        self.finish_admin(&out.spawned);
-        self.finish_joins(&out.spawned);
+        let spawned = Spawned {
+            ids: &out.spawned,
+            by: &out.spawned_by,
+        };
+        self.finish_admin(spawned, admin_spawns);
+        self.finish_joins(spawned);
         self.metrics.paths_waiting.set(out.paths_waiting as i64);
         self.ticks += 1;
         if self.ticks.is_multiple_of(SAVE_EVERY_TICKS) {
@@ -486,24 +510,13 @@ impl Game {
         saver.flush();
     }
 
-    /// Pairs this tick's spawned characters with the joins that asked for them. NPC spawns
-    /// (first tick) come first in the spawned list.
-    fn finish_joins(&mut self, spawned: &[EntityId]) {
-        if self.joins.is_empty() {
-            return;
-        }
-        let players = &spawned[spawned.len().saturating_sub(self.joins.len())..];
-        let joins = std::mem::take(&mut self.joins);
-        if players.len() != joins.len() {
-            warn!(
-                asked = joins.len(),
-                spawned = players.len(),
-                "player spawns went missing"
-            );
-        }
-        let mut players = players.iter();
-        for join in joins {
-            let Some(&entity) = players.next() else {
+    /// Pairs this tick's spawned characters with the joins that asked for them, by the
+    /// place of each join's spawn among the tick's inputs: a join whose spawn the world
+    /// refused is answered with an error, and never given another's character.
+    fn finish_joins(&mut self, spawned: Spawned<'_>) {
+        for join in std::mem::take(&mut self.joins) {
+            let Some(entity) = spawned.by_input(join.input) else {
+                warn!(session = join.session, name = %join.name, "the world refused a player's spawn");
                 let _ = join.reply.send(Err(DisconnectReason::Internal));
                 continue;
             };

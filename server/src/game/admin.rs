@@ -16,7 +16,7 @@ use serde::Serialize;
 use sim::{Brain, EntityId, Input, Kind, Motion, Vec2};
 use tokio::sync::oneshot;
 
-use super::{Game, Kick, RADIUS_M, SPEED_MPS, SessionId};
+use super::{Game, Kick, RADIUS_M, SPEED_MPS, SessionId, Spawned};
 use crate::interest::net_id;
 use crate::sample::SpawnPlacer;
 
@@ -384,21 +384,25 @@ impl Game {
         }
     }
 
-    /// Puts the admin's NPC spawns first among the tick's inputs, so their ids come first
-    /// in the tick's spawned list (the joins' characters stay last).
-    pub(super) fn admin_spawns_first(&mut self) {
-        if !self.admin.spawns.is_empty() {
-            let spawns = std::mem::take(&mut self.admin.spawns);
-            self.inputs.splice(0..0, spawns);
-        }
+    /// Queues the admin's NPC spawns among the tick's inputs, after those queued so far;
+    /// returns the place of the first.
+    pub(super) fn queue_admin_spawns(&mut self) -> usize {
+        let first = self.inputs.len();
+        self.inputs.append(&mut self.admin.spawns);
+        first
     }
 
-    /// Answers what was owed after the tick: the spawned NPCs' ids (the first entries of
-    /// `spawned`), doors, removals.
-    pub(super) fn finish_admin(&mut self, spawned: &[EntityId]) {
-        let mut ids = spawned.iter();
+    /// Answers what was owed after the tick: the spawned NPCs' ids (each request's spawns
+    /// are the inputs from `first` on, in the order asked), doors, removals. A request some
+    /// of whose spawns the world refused is answered `NotApplied`.
+    pub(super) fn finish_admin(&mut self, spawned: Spawned<'_>, first: usize) {
+        let mut input = first;
         for (count, reply) in std::mem::take(&mut self.admin.spawn_replies) {
-            let got: Vec<NetId> = ids.by_ref().take(count).map(|&id| net_id(id)).collect();
+            let got: Vec<NetId> = (input..input + count)
+                .filter_map(|at| spawned.by_input(at))
+                .map(net_id)
+                .collect();
+            input += count;
             let answer = if got.len() == count {
                 Ok(got)
             } else {
@@ -674,6 +678,56 @@ mod tests {
         assert!(game.world().body(id).is_none());
         let again = ask(&mut game, |reply| AdminRequest::DespawnNpc { id, reply });
         assert_eq!(again, Err(AdminRefusal::NoSuchEntity(npc)));
+    }
+
+    /// Spawns the world refuses (here made invalid in the queue, as nothing the server
+    /// queues today is) cost only their own requests: every other join and admin request
+    /// still gets the bodies its own inputs made.
+    #[test]
+    fn a_refused_spawn_takes_no_one_elses_body() {
+        let mut game = game();
+        let (mut refused_join, _kicks) = join(&mut game, 1, None);
+        let (mut joined, _kicks) = join(&mut game, 2, None);
+        let (reply, mut partly) = oneshot::channel();
+        game.handle(ToWorld::Admin(AdminRequest::SpawnNpcs {
+            count: 2,
+            at: None,
+            reply,
+        }));
+        let (reply, mut whole) = oneshot::channel();
+        game.handle(ToWorld::Admin(AdminRequest::SpawnNpcs {
+            count: 1,
+            at: None,
+            reply,
+        }));
+        let refuse = |input: &mut Input| {
+            if let Input::Spawn { pos, .. } = input {
+                *pos = Vec2::new(f32::NAN, 0.0);
+            }
+        };
+        let first_join = game.joins[0].input;
+        refuse(&mut game.inputs[first_join]);
+        refuse(&mut game.admin.spawns[0]);
+        game.tick(Instant::now());
+        assert_eq!(
+            refused_join.try_recv().unwrap().unwrap_err(),
+            DisconnectReason::Internal
+        );
+        let player = joined.try_recv().unwrap().unwrap().entity;
+        let kind_of = |game: &Game, id: NetId| {
+            let id = EntityId {
+                index: id.index,
+                generation: id.generation,
+            };
+            game.world().body(id).map(|body| body.kind)
+        };
+        assert_eq!(kind_of(&game, player), Some(Kind::Player));
+        assert_eq!(partly.try_recv().unwrap(), Err(AdminRefusal::NotApplied));
+        let npc = whole.try_recv().unwrap().unwrap();
+        assert_eq!(npc.len(), 1);
+        assert_eq!(kind_of(&game, npc[0]), Some(Kind::Npc));
+        let info = ask(&mut game, AdminRequest::World).unwrap();
+        assert_eq!((info.players, info.sessions), (1, 1));
     }
 
     #[test]
