@@ -2,7 +2,8 @@
 //! default map), as the world thread runs it after each step. Two parts:
 //! `snapshots/capture_10000_npcs` copies every body's wire state into the frame grid (once
 //! per tick); `snapshots/1000_clients_10000_npcs` gathers each client's view and builds and
-//! encodes its delta (per client). A tick's snapshot cost is the sum.
+//! encodes its delta (per client) into one datagram buffer kept for every client, as a
+//! snapshot worker does. A tick's snapshot cost is the sum.
 //!
 //! Setup: 10,000 wandering NPCs run 2 s, then 21 consecutive ticks are captured. Every
 //! tenth NPC stands in for a client's character; each client acknowledges every snapshot,
@@ -140,11 +141,21 @@ fn snapshot_all(
     AckDelay(late, every): AckDelay,
 ) -> usize {
     let mut scratch = Scratch::default();
+    // One datagram buffer for every client, as a snapshot worker keeps one.
+    let mut datagram = Vec::new();
     let mut bytes = 0;
     for ((view, &me), &at) in views.iter_mut().zip(&setup.clients).zip(&tick.positions) {
-        let datagram = view
-            .snapshot(&tick.frame, &mut scratch, me, at, (number, 0), setup.budget)
-            .expect("the budget holds a snapshot");
+        let header = (number, 0);
+        view.snapshot_into(
+            &tick.frame,
+            &mut scratch,
+            me,
+            at,
+            header,
+            setup.budget,
+            &mut datagram,
+        )
+        .expect("the budget holds a snapshot");
         bytes += datagram.len();
         if number > late && number.is_multiple_of(every) {
             view.acknowledge(number - late);
