@@ -28,6 +28,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use bytes::Bytes;
 use protocol::codec::{FrameReader, encode_frame};
 use protocol::{
     Bounds, ClientMessage, DecodeError, DisconnectReason, Event, PROTOCOL_VERSION, ServerMessage,
@@ -108,7 +109,7 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     let Open {
         link,
         mut send,
-        mut recv,
+        recv,
         name,
         spectate,
         reader,
@@ -166,10 +167,15 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
         "session started"
     );
 
+    // The control stream is read by a task of its own (stopped when the session ends, the
+    // stream dropped with it), so that each input datagram wakes the loop below without
+    // polling the stream again.
+    let (chunks, reading) = read_in_background(recv);
+    let _reading = AbortOnDrop(reading);
     let served = serve(
         session,
         &link,
-        (&mut send, &mut recv, reader),
+        (&mut send, chunks, reader),
         &mut kick_rx,
         &ctx,
     )
@@ -425,17 +431,53 @@ async fn write(
     }
 }
 
-/// The session's main loop, after the welcome: feeds datagrams and frames to the
-/// [`Session`] and carries out its verdicts; watches for kicks and the shutdown.
+/// Bytes read from the control stream at most at once.
+const CHUNK_BYTES: usize = 4096;
+
+/// Reads the control stream into a channel, in a task of its own: each chunk as it comes,
+/// then `None` once the stream ends or fails. The channel holds a few chunks; while it is
+/// full the task stops reading, and QUIC's flow control holds the client back.
+fn read_in_background(
+    mut recv: RecvStream,
+) -> (mpsc::Receiver<Option<Bytes>>, tokio::task::JoinHandle<()>) {
+    let (chunks, rx) = mpsc::channel(4);
+    let task = tokio::spawn(async move {
+        loop {
+            let chunk = match recv.read_chunk(CHUNK_BYTES, true).await {
+                Ok(Some(chunk)) => Some(chunk.bytes),
+                Ok(None) | Err(_) => None,
+            };
+            let ended = chunk.is_none();
+            if chunks.send(chunk).await.is_err() || ended {
+                // Kept until the session ends and stops the task: dropping the stream
+                // would ask the client to stop sending on it.
+                std::future::pending::<()>().await;
+            }
+        }
+    });
+    (rx, task)
+}
+
+/// Stops a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The session's main loop, after the welcome: feeds datagrams and control-stream frames
+/// (read by [`read_in_background`]) to the [`Session`] and carries out its verdicts;
+/// watches for kicks and the shutdown.
 async fn serve(
     session: SessionId,
     link: &Link,
-    stream: (&mut SendStream, &mut RecvStream, FrameReader),
+    stream: (&mut SendStream, mpsc::Receiver<Option<Bytes>>, FrameReader),
     kick: &mut mpsc::Receiver<Kick>,
     ctx: &SessionContext,
 ) -> Result<Lost, End> {
-    let (send, recv, mut reader) = stream;
-    let mut buf = vec![0u8; 4096];
+    let (send, mut chunks, mut reader) = stream;
     let mut machine = Session::new(ctx.bounds, ctx.input_rate_per_sec, Instant::now());
     let mut shutdown = ctx.shutdown.clone();
     drain_frames(&mut reader, &mut machine, session, send, ctx).await?;
@@ -460,14 +502,10 @@ async fn serve(
                 let verdict = machine.on_datagram(&datagram, Instant::now());
                 carry_out(verdict, session, send, ctx).await?;
             }
-            read = recv.read(&mut buf) => {
-                match read {
-                    Ok(Some(n)) => {
-                        ctx.metrics.bytes_in.inc_by(n as u64);
-                        reader.push(&buf[..n]);
-                    }
-                    Ok(None) | Err(_) => return Ok(Lost),
-                }
+            chunk = chunks.recv() => {
+                let Some(Some(chunk)) = chunk else { return Ok(Lost) };
+                ctx.metrics.bytes_in.inc_by(chunk.len() as u64);
+                reader.push(&chunk);
                 drain_frames(&mut reader, &mut machine, session, send, ctx).await?;
             }
             kicked = kick.recv() => {
