@@ -629,43 +629,50 @@ mod tests {
         (answer, kicks)
     }
 
+    /// Asks for `count` NPCs at random places; answered after the next tick.
+    fn spawn_npcs(
+        game: &mut Game,
+        count: u32,
+    ) -> oneshot::Receiver<Result<Vec<NetId>, AdminRefusal>> {
+        let (reply, answer) = oneshot::channel();
+        game.handle(ToWorld::Admin(AdminRequest::SpawnNpcs {
+            count,
+            at: None,
+            reply,
+        }));
+        answer
+    }
+
+    /// The world's id of the entity a client knows as `id`.
+    fn world_id(id: NetId) -> EntityId {
+        EntityId {
+            index: id.index,
+            generation: id.generation,
+        }
+    }
+
     #[test]
     fn spawns_in_the_tick_of_a_join_get_their_own_ids() {
         let mut game = game();
         let (mut joined, _kicks) = join(&mut game, 1, None);
-        let (reply, mut spawned) = oneshot::channel();
-        game.handle(ToWorld::Admin(AdminRequest::SpawnNpcs {
-            count: 3,
-            at: None,
-            reply,
-        }));
+        let mut spawned = spawn_npcs(&mut game, 3);
         assert!(spawned.try_recv().is_err(), "answered before the tick");
         game.tick(Instant::now());
         let player = joined.try_recv().unwrap().unwrap().entity;
         let ids = spawned.try_recv().unwrap().unwrap();
         assert_eq!(ids.len(), 3);
-        for id in &ids {
-            let id = EntityId {
-                index: id.index,
-                generation: id.generation,
-            };
-            assert_eq!(game.world().body(id).unwrap().kind, Kind::Npc);
+        for &id in &ids {
+            assert_eq!(game.world().body(world_id(id)).unwrap().kind, Kind::Npc);
         }
         assert!(!ids.contains(&player));
         let info = ask(&mut game, AdminRequest::World).unwrap();
         assert_eq!((info.npcs, info.players, info.sessions), (8, 1, 1));
         let npc = format!("{}.{}", ids[0].index, ids[0].generation);
-        let id = EntityId {
-            index: ids[0].index,
-            generation: ids[0].generation,
-        };
+        let id = world_id(ids[0]);
         let entity = ask(&mut game, |reply| AdminRequest::Entity { id, reply }).unwrap();
         assert_eq!((entity.id.as_str(), entity.brain), (npc.as_str(), "wander"));
         // The player's character is no NPC; the NPC goes, answered after its tick.
-        let me = EntityId {
-            index: player.index,
-            generation: player.generation,
-        };
+        let me = world_id(player);
         let refused = ask(&mut game, |reply| AdminRequest::DespawnNpc {
             id: me,
             reply,
@@ -688,18 +695,8 @@ mod tests {
         let mut game = game();
         let (mut refused_join, _kicks) = join(&mut game, 1, None);
         let (mut joined, _kicks) = join(&mut game, 2, None);
-        let (reply, mut partly) = oneshot::channel();
-        game.handle(ToWorld::Admin(AdminRequest::SpawnNpcs {
-            count: 2,
-            at: None,
-            reply,
-        }));
-        let (reply, mut whole) = oneshot::channel();
-        game.handle(ToWorld::Admin(AdminRequest::SpawnNpcs {
-            count: 1,
-            at: None,
-            reply,
-        }));
+        let mut partly = spawn_npcs(&mut game, 2);
+        let mut whole = spawn_npcs(&mut game, 1);
         let refuse = |input: &mut Input| {
             if let Input::Spawn { pos, .. } = input {
                 *pos = Vec2::new(f32::NAN, 0.0);
@@ -714,13 +711,8 @@ mod tests {
             DisconnectReason::Internal
         );
         let player = joined.try_recv().unwrap().unwrap().entity;
-        let kind_of = |game: &Game, id: NetId| {
-            let id = EntityId {
-                index: id.index,
-                generation: id.generation,
-            };
-            game.world().body(id).map(|body| body.kind)
-        };
+        let kind_of =
+            |game: &Game, id: NetId| game.world().body(world_id(id)).map(|body| body.kind);
         assert_eq!(kind_of(&game, player), Some(Kind::Player));
         assert_eq!(partly.try_recv().unwrap(), Err(AdminRefusal::NotApplied));
         let npc = whole.try_recv().unwrap().unwrap();
