@@ -223,11 +223,14 @@
 //! [`View::apply`] also accepts lists in any order (it sorts those that are not). Keep the
 //! views of the last few snapshots received by tick (32 is plenty); apply each snapshot to
 //! its baseline's view and drop snapshots whose baseline you no longer hold or whose tick
-//! is not newer than the newest you applied. [`ViewHistory`] does exactly this, in reused
-//! memory ([`View::apply_into`]); a Rust client that receives many snapshots can also
-//! decode each into one reused [`Snapshot`] with [`codec::decode_snapshot_datagram`].
-//! Acknowledge the newest tick in your next input. `last_input_seq` is the `seq` of the
-//! newest input the world had taken when it ran the tick (0 before any).
+//! is not newer than the newest you applied. Once a snapshot against tick `B` has arrived,
+//! views older than `B` are never baselines again (the server holds your acknowledgement
+//! of `B`, and its acknowledgements only move forward): drop them. [`ViewHistory`] does
+//! exactly this, in reused memory ([`View::apply_into`]); a Rust client that receives
+//! many snapshots can also decode each into one reused [`Snapshot`] with
+//! [`codec::decode_snapshot_datagram`]. Acknowledge the newest tick in your next input.
+//! `last_input_seq` is the `seq` of the newest input the world had taken when it ran the
+//! tick (0 before any).
 //!
 //! The view holds the entities within the welcome's view radius of your character; one in
 //! view leaves only 4 m further out (setting `view_hysteresis_m`, not in the welcome), so

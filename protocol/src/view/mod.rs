@@ -330,18 +330,30 @@ pub enum Received {
 /// scheme. Each received snapshot is applied to the view of its baseline tick (or to the
 /// empty view), and the newest tick is what the client acknowledges.
 ///
-/// Views are built with [`View::apply_into`] in the memory of the view last dropped from
-/// the history, so that receiving allocates nothing once the history is full.
+/// Only views that can still be baselines are kept: once a snapshot built against tick
+/// `B` has arrived, the server holds the client's acknowledgement of `B`, and as its
+/// acknowledgements only move forward it never builds against an older view again; those
+/// are dropped. A client acknowledging every 100 ms over a short round trip then holds a
+/// handful of views instead of [`ViewHistory::KEPT`], so each new one is made in memory
+/// that was in use moments before.
+///
+/// Views are built with [`View::apply_into`] in the memory of views dropped from the
+/// history, so that receiving allocates nothing once warm.
 #[derive(Clone, Debug, Default)]
 pub struct ViewHistory {
     views: std::collections::VecDeque<(u64, View)>,
-    /// The view last dropped, its memory for the next.
-    spare: View,
+    /// Views dropped, their memory for the next ones (at most [`SPARES`]).
+    spares: Vec<View>,
     scratch: ApplyScratch,
 }
 
+/// Dropped views whose memory is kept for the views to come: a snapshot whose baseline
+/// moved on by several ticks drops several at once, and the next few snapshots take them.
+const SPARES: usize = 4;
+
 impl ViewHistory {
-    /// Views kept as possible baselines (the server keeps fewer).
+    /// Views kept at most as possible baselines (the server keeps fewer), when snapshots
+    /// do not say that older ones are done with (against no baseline, they cannot).
     pub const KEPT: usize = 32;
 
     /// No views yet.
@@ -367,16 +379,26 @@ impl ViewHistory {
         let Some(baseline) = baseline else {
             return Ok(Received::MissingBaseline);
         };
-        let mut view = std::mem::take(&mut self.spare);
+        let mut view = self.spares.pop().unwrap_or_default();
         if let Err(err) = baseline.apply_into(snapshot, &mut self.scratch, &mut view) {
-            self.spare = view;
+            self.spares.push(view);
             return Err(err);
         }
         self.views.push_back((snapshot.tick, view));
-        if self.views.len() > ViewHistory::KEPT
-            && let Some((_, dropped)) = self.views.pop_front()
+        // Views older than this snapshot's baseline are never baselines again.
+        let done_before = snapshot.baseline_tick.unwrap_or(0);
+        while self.views.len() > ViewHistory::KEPT
+            || self
+                .views
+                .front()
+                .is_some_and(|(tick, _)| *tick < done_before)
         {
-            self.spare = dropped;
+            let Some((_, dropped)) = self.views.pop_front() else {
+                break;
+            };
+            if self.spares.len() < SPARES {
+                self.spares.push(dropped);
+            }
         }
         Ok(Received::Applied)
     }
@@ -384,6 +406,16 @@ impl ViewHistory {
     /// The newest view and its tick (the tick to acknowledge).
     pub fn newest(&self) -> Option<(u64, &View)> {
         self.views.back().map(|(tick, view)| (*tick, view))
+    }
+
+    /// How many views are held (each a possible baseline).
+    pub fn len(&self) -> usize {
+        self.views.len()
+    }
+
+    /// Whether no view is held yet.
+    pub fn is_empty(&self) -> bool {
+        self.views.is_empty()
     }
 }
 
