@@ -174,6 +174,25 @@ fn snapshot_all(
     bytes
 }
 
+/// Views of every client made by the captured ticks in order, then [`FILL_LATE_TICKS`]
+/// more along `order` (which the measurement goes on walking), acknowledged as `late`
+/// says: full views, as a late client holds in the steady state. Returns them and the
+/// number of the last snapshot built.
+fn filled_views(
+    setup: &Setup,
+    late: AckDelay,
+    order: &mut impl Iterator<Item = usize>,
+) -> (Vec<ClientView>, u64) {
+    let mut views: Vec<ClientView> = setup.clients.iter().map(|_| ClientView::new()).collect();
+    let mut number = 0;
+    let fill = (0..FILL_LATE_TICKS).map(|_| &setup.ticks[order.next().unwrap_or(0)]);
+    for tick in setup.ticks.iter().chain(fill) {
+        number += 1;
+        snapshot_all(setup, &mut views, tick, number, late);
+    }
+    (views, number)
+}
+
 /// One measured tick of [`snapshot_all`], in a function of its own so that a profiler can
 /// count these alone (`valgrind --tool=callgrind --toggle-collect='*measured_tick*'`), not
 /// the first simulated second's snapshots, which fill the empty views.
@@ -311,18 +330,8 @@ fn bench(c: &mut Criterion) {
     });
     // The same with acknowledgements two ticks late: the baseline is older than the newest
     // view sent, which the priorities go by.
-    let mut late_views: Vec<ClientView> = setup.clients.iter().map(|_| ClientView::new()).collect();
-    let mut late_number = 0;
-    for tick in &setup.ticks {
-        late_number += 1;
-        snapshot_all(&setup, &mut late_views, tick, late_number, AckDelay(2, 1));
-    }
     let mut order = (0..FRAMES - 1).rev().chain(1..FRAMES).cycle();
-    for _ in 0..FILL_LATE_TICKS {
-        late_number += 1;
-        let tick = &setup.ticks[order.next().unwrap_or(0)];
-        snapshot_all(&setup, &mut late_views, tick, late_number, AckDelay(2, 1));
-    }
+    let (mut late_views, mut late_number) = filled_views(&setup, AckDelay(2, 1), &mut order);
     group.bench_function("1000_clients_10000_npcs_acks_2_ticks_late", |b| {
         b.iter(|| {
             let k = order.next().unwrap_or(0);
@@ -339,19 +348,8 @@ fn bench(c: &mut Criterion) {
     });
     // The same with acknowledgements every other tick, as the load test's bots send them
     // (every 100 ms): each one drops two views at once.
-    let mut paced_views: Vec<ClientView> =
-        setup.clients.iter().map(|_| ClientView::new()).collect();
-    let mut paced_number = 0;
-    for tick in &setup.ticks {
-        paced_number += 1;
-        snapshot_all(&setup, &mut paced_views, tick, paced_number, AckDelay(0, 2));
-    }
     let mut order = (0..FRAMES - 1).rev().chain(1..FRAMES).cycle();
-    for _ in 0..FILL_LATE_TICKS {
-        paced_number += 1;
-        let tick = &setup.ticks[order.next().unwrap_or(0)];
-        snapshot_all(&setup, &mut paced_views, tick, paced_number, AckDelay(0, 2));
-    }
+    let (mut paced_views, mut paced_number) = filled_views(&setup, AckDelay(0, 2), &mut order);
     group.bench_function("1000_clients_10000_npcs_acks_every_other_tick", |b| {
         b.iter(|| {
             let k = order.next().unwrap_or(0);
