@@ -231,7 +231,7 @@ impl Plan {
 
 /// For each set of eight flags (as the bits of a byte), the places of those set, in
 /// order, then how many are set.
-const PLACES: [([u8; 8], u8); 256] = {
+const PLACES: [([u32; 8], u8); 256] = {
     let mut table = [([0; 8], 0); 256];
     let mut bits = 0;
     while bits < 256 {
@@ -239,7 +239,7 @@ const PLACES: [([u8; 8], u8); 256] = {
         let mut place = 0;
         while place < 8 {
             if bits >> place & 1 == 1 {
-                table[bits].0[count] = place as u8;
+                table[bits].0[count] = place as u32;
                 count += 1;
             }
             place += 1;
@@ -260,16 +260,14 @@ fn places_of_flagged(flags: &[u8], places: &mut [u32]) -> usize {
     let chunks = flags.chunks_exact(8);
     let rest = chunks.remainder();
     for (c, chunk) in chunks.enumerate() {
-        let word = chunk
-            .iter()
-            .rev()
-            .fold(0u64, |word, &flag| word << 8 | u64::from(flag));
+        // Eight bytes, as `chunks_exact` promises (the default is never taken).
+        let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or_default());
         // Flag `i` (bit 8i) lands on bit 56 + i; no other product reaches the top byte.
         let packed = (word.wrapping_mul(0x0102_0408_1020_4080) >> 56) as usize;
         let (offsets, count) = PLACES[packed];
         let first = (c * 8) as u32;
         for (place, offset) in places[looked..looked + 8].iter_mut().zip(offsets) {
-            *place = first + u32::from(offset);
+            *place = first + offset;
         }
         looked += usize::from(count);
     }
