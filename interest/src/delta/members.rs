@@ -4,9 +4,10 @@
 //! baseline was made from a frame of the same roster), and on the ticks the view's circle
 //! is scanned ([`crate::schedule::scans`]), only bodies that are not members yet are kept.
 //! No id is merged: the walk goes down the members looked at, in runs between the bodies
-//! about to enter (sorted by rank). The walk and the scan keep what they find without a branch on it (an unchanged member, a body on the
-//! circle's edge): on a moving crowd such branches go either way at random, and their
-//! mispredictions cost more than the writes that replace them.
+//! about to enter (sorted by rank). The walk and the scan keep what they find without a
+//! branch on it (an unchanged member, a body on the circle's edge): on a moving crowd such
+//! branches go either way at random, and their mispredictions cost more than the writes
+//! that replace them.
 //!
 //! The items, their order and their terms are exactly those [`Plan::merge`] makes of the
 //! same inputs; when a rank no longer holds
