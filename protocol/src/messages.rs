@@ -97,6 +97,26 @@ pub enum Motion {
     Repulsed,
 }
 
+impl Motion {
+    /// `Some(motion)` if `changed`, else `None`, read from a table rather than chosen by a
+    /// branch: in a crowd whether a motion changed is a coin toss, and the compiler turns
+    /// every other way of writing this into a branch.
+    #[inline(always)]
+    fn when(changed: bool, motion: Motion) -> Option<Motion> {
+        const SOME: [Option<Motion>; 6] = [
+            None,
+            Some(Motion::Idle),
+            Some(Motion::Moving),
+            Some(Motion::WaitingForPath),
+            Some(Motion::Circling),
+            Some(Motion::Repulsed),
+        ];
+        // Opaque to the compiler, which would otherwise make the product a branch again.
+        let changed = std::hint::black_box(u8::from(changed));
+        SOME[usize::from(changed) * (motion as usize + 1)]
+    }
+}
+
 /// Everything a client knows about one entity in view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct EntityState {
@@ -136,7 +156,7 @@ impl Change {
             // input from panicking, and `View::apply` would then report the overflow.
             dx_cm: new.pos.x_cm.wrapping_sub(old.pos.x_cm),
             dy_cm: new.pos.y_cm.wrapping_sub(old.pos.y_cm),
-            motion: (new.motion != old.motion).then_some(new.motion),
+            motion: Motion::when(new.motion != old.motion, new.motion),
         }
     }
 }
