@@ -4,10 +4,11 @@
 //! item. What ranks an item is how wrong the client's picture of it will be if it is left
 //! out: the client applies the snapshot to the baseline, so that is the baseline's state,
 //! whatever newer snapshots not yet acknowledged carried. The items are then ranked (in one
-//! branch-free loop) and spent against the byte budget (an item's wire cost is worked out
-//! when the spending reaches it); then one walk over the sent items in id order fills the
-//! snapshot's lists and the view the client will hold (the baseline with what was sent
-//! applied), and the snapshot is written straight into the datagram.
+//! branch-free loop), sorted by rank (a radix sort: [`order`]) and spent against the byte
+//! budget (an item's wire cost is worked out when the spending reaches it); then one walk
+//! over the sent items in id order fills the snapshot's lists and the view the client will
+//! hold (the baseline with what was sent applied), and the snapshot is written straight
+//! into the datagram.
 //!
 //! The result is exactly [`protocol::build_snapshot`]'s over the same candidates, encoded
 //! by [`protocol::codec::encode_datagram`]: the same ranking and tie-breaks (items, like its
@@ -24,6 +25,7 @@ use crate::history::{Diff, Op};
 use crate::schedule;
 
 mod members;
+mod order;
 
 pub(crate) use members::Members;
 
@@ -108,6 +110,8 @@ pub(crate) struct Plan {
     snapshot: Snapshot,
     /// The ranked items after the first `fit` that could still fit, for a second pass.
     later: Vec<u64>,
+    /// Working memory of the sort of `order`.
+    spare: Vec<u64>,
     /// For each baseline entity, its rank in this frame when the id merge found it there
     /// (else `u32::MAX`): the new view's ranks.
     base_ranks: Vec<u32>,
@@ -543,6 +547,7 @@ impl Plan {
             terms: _,
             snapshot,
             later,
+            spare,
             base_ranks,
             enters: _,
             due: _,
@@ -574,18 +579,16 @@ impl Plan {
             });
         }
 
-        // Leaves first, then by rank. At most `leaves + room / 5` items fit, so only that
-        // many best-ranked items are ordered at first; should some not fit and room remain,
-        // of the rest only what fits the room left then is ordered: the visiting order is
-        // the full ranking, skipping only what could never fit.
+        // Leaves first, then by rank (every item ordered, by a radix sort that does not
+        // branch on the ranks: [`order`]). At most `leaves + room / 5` items fit, so the
+        // spending visits that many best-ranked items first; should some not fit and room
+        // remain, of the rest only what fits the room left then: the visiting order is the
+        // full ranking, skipping only what could never fit.
         sent.clear();
         sent.resize(items.len().div_ceil(64), 0);
         let fit = (leaves + (budget_bytes - used) / MIN_OTHER_BYTES).min(order.len());
-        if fit < order.len() {
-            order.select_nth_unstable(fit);
-        }
-        let (head, tail) = order.split_at_mut(fit);
-        head.sort_unstable();
+        order::sort_by_rank(order, spare);
+        let (head, tail) = order.split_at(fit);
         for pass in [Pass::Head, Pass::Tail] {
             let room = budget_bytes - used;
             if room < MIN_LEAVE_BYTES {
@@ -602,7 +605,6 @@ impl Plan {
                         .extend(tail.iter().filter(|&&k| {
                             item_cost(items[k as u32 as usize], frame, base) <= room
                         }));
-                    later.sort_unstable();
                     later
                 }
             };
