@@ -49,21 +49,23 @@ pub(super) fn sort_by_rank(keys: &mut [u64], spare: &mut Vec<u64>) {
         keys[at] = key;
     }
     // Ranks that mostly share their top bits (a contrived crowd) would make the insertion
-    // sort quadratic: past a few moves a key, a comparison sort finishes the job.
-    let mut moves = 0;
+    // sort quadratic: past eight moves a key, a comparison sort finishes the job. (Counted
+    // in the moves, which are few, not for every key.)
+    let mut moves_left = 8 * len;
     for i in 1..len {
         let key = keys[i];
         let mut at = i;
         while at > 0 && keys[at - 1] > key {
             keys[at] = keys[at - 1];
             at -= 1;
+            moves_left -= 1;
+            if moves_left == 0 {
+                keys[at] = key;
+                keys.sort_unstable();
+                return;
+            }
         }
         keys[at] = key;
-        moves += i - at;
-        if moves > 8 * len {
-            keys.sort_unstable();
-            return;
-        }
     }
 }
 
