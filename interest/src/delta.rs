@@ -579,11 +579,11 @@ impl Plan {
             });
         }
 
-        // Leaves first, then by rank (every item ordered, by a radix sort that does not
-        // branch on the ranks: [`order`]). At most `leaves + room / 5` items fit, so the
-        // spending visits that many best-ranked items first; should some not fit and room
-        // remain, of the rest only what fits the room left then: the visiting order is the
-        // full ranking, skipping only what could never fit.
+        // Leaves first, then by rank (every item ordered, by a radix sort that branches on
+        // the ranks only where a few share their top bits: [`order`]). At most `leaves +
+        // room / 5` items fit, so the spending visits that many best-ranked items first;
+        // should some not fit and room remain, of the rest only what fits the room left
+        // then: the visiting order is the full ranking, skipping only what could never fit.
         sent.clear();
         sent.resize(items.len().div_ceil(64), 0);
         let fit = (leaves + (budget_bytes - used) / MIN_OTHER_BYTES).min(order.len());

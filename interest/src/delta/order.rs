@@ -1,4 +1,4 @@
-//! The ranking's order, sorted without branching on the ranks: a radix sort of the items'
+//! The ranking's order, sorted with few branches on the ranks: a radix sort of the items'
 //! rank keys by the top 16 bits of the rank (two stable passes of a byte), then an
 //! insertion sort that puts right the few keys whose ranks share those bits.
 //!
