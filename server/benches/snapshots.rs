@@ -156,33 +156,21 @@ fn snapshot_all(
     views: &mut [ClientView],
     tick: &Tick,
     number: u64,
-    late: AckDelay,
+    AckDelay(late, every): AckDelay,
 ) -> usize {
     WORK.with_borrow_mut(|(scratch, datagram)| {
-        snapshot_all_with(setup, views, tick, number, late, scratch, datagram)
-    })
-}
-
-fn snapshot_all_with(
-    setup: &Setup,
-    views: &mut [ClientView],
-    tick: &Tick,
-    number: u64,
-    AckDelay(late, every): AckDelay,
-    scratch: &mut Scratch,
-    datagram: &mut Vec<u8>,
-) -> usize {
-    let mut bytes = 0;
-    for ((view, &me), &at) in views.iter_mut().zip(&setup.clients).zip(&tick.positions) {
-        let header = (number, 0);
-        view.snapshot_into(&tick.frame, scratch, me, at, header, setup.budget, datagram)
-            .expect("the budget holds a snapshot");
-        bytes += datagram.len();
-        if number > late && number.is_multiple_of(every) {
-            view.acknowledge(number - late);
+        let mut bytes = 0;
+        for ((view, &me), &at) in views.iter_mut().zip(&setup.clients).zip(&tick.positions) {
+            let header = (number, 0);
+            view.snapshot_into(&tick.frame, scratch, me, at, header, setup.budget, datagram)
+                .expect("the budget holds a snapshot");
+            bytes += datagram.len();
+            if number > late && number.is_multiple_of(every) {
+                view.acknowledge(number - late);
+            }
         }
-    }
-    bytes
+        bytes
+    })
 }
 
 /// Views of every client made by the captured ticks in order, then [`FILL_LATE_TICKS`]
