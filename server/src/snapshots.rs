@@ -113,6 +113,11 @@ struct Viewer {
     send_room: usize,
     congested_ticks: u32,
     kicked: bool,
+    /// The newest snapshot the client acknowledged that its view has not taken yet: taken
+    /// just before the client's next snapshot is built, while the view it changes is in
+    /// the cache for that snapshot (taken at once, it would be read from memory twice
+    /// a tick, once for the acknowledgement and once for the snapshot).
+    pending_ack: Option<u64>,
 }
 
 impl Viewer {
@@ -207,12 +212,17 @@ impl Snapshotter {
                     send_room: 0,
                     congested_ticks: 0,
                     kicked: false,
+                    pending_ack: None,
                 },
             );
         }
         for (session, tick) in changes.acks {
             if let Some(viewer) = self.viewers.get_mut(&session) {
-                viewer.view.acknowledge(tick);
+                // One the client's view has not taken yet (it had no turn since) is taken
+                // now, so that acknowledgements still reach the view in order.
+                if let Some(older) = viewer.pending_ack.replace(tick) {
+                    viewer.view.acknowledge(older);
+                }
             }
         }
         for session in changes.left {
@@ -228,6 +238,9 @@ impl Snapshotter {
             let Some(viewer) = self.viewers.get_mut(&client.session) else {
                 continue;
             };
+            if let Some(tick) = viewer.pending_ack.take() {
+                viewer.view.acknowledge(tick);
+            }
             if viewer.kicked {
                 continue;
             }
@@ -311,6 +324,26 @@ mod tests {
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .push(datagram.len());
+            true
+        }
+    }
+
+    /// Keeps every datagram sent.
+    #[derive(Clone, Default)]
+    struct Datagrams(Arc<Mutex<Vec<Bytes>>>);
+
+    impl DatagramSink for Datagrams {
+        fn max_datagram_size(&self) -> Option<usize> {
+            Some(1_200)
+        }
+        fn send_space(&self) -> usize {
+            usize::MAX
+        }
+        fn send(&self, datagram: Bytes) -> bool {
+            self.0
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .push(datagram);
             true
         }
     }
@@ -545,5 +578,66 @@ mod tests {
         assert_eq!(buffer.sent.load(Ordering::Relaxed), 11);
         let kicked = kicks.try_recv().expect("the slow client is told to go");
         assert_eq!(kicked.reason, DisconnectReason::SlowClient);
+    }
+
+    /// Acknowledgements that arrive while a client has no turn (the stride skips it) are
+    /// taken, in order, before its next snapshot is built: that snapshot is a delta
+    /// against the newest of them.
+    #[test]
+    fn acknowledgements_between_turns_reach_the_next_snapshot() {
+        let mut snapshotter = Snapshotter::new(
+            SnapshotConfig {
+                bandwidth_cap_bytes_per_sec: 16_000,
+                snapshot_max_bytes: 800,
+                slow_client_ticks: 200,
+                workers: 1,
+            },
+            Arc::new(Metrics::default()),
+        );
+        let sent = Datagrams::default();
+        let (kick, _kicks) = mpsc::channel(1);
+        let mut changes = Membership::default();
+        changes.joined.push(NewViewer {
+            session: 1,
+            sink: Box::new(sent.clone()),
+            kick,
+        });
+        let baseline_of_last = || {
+            let datagrams = sent.0.lock().unwrap();
+            let last = datagrams.last().expect("a snapshot was sent");
+            match protocol::codec::decode_datagram(last).expect("a snapshot datagram") {
+                protocol::ServerDatagram::Snapshot(snapshot) => snapshot.baseline_tick,
+            }
+        };
+        let ack = |tick: u64| {
+            let mut changes = Membership::default();
+            changes.acks.insert(1, tick);
+            changes
+        };
+        // Ticks 1 to 3 at stride 1, nothing acknowledged: three snapshots against nothing.
+        snapshotter.serve(one_client_job(1, Arc::new(frame(1)), changes), 1);
+        for tick in 2..=3 {
+            snapshotter.serve(
+                one_client_job(tick, Arc::new(frame(tick)), Membership::default()),
+                1,
+            );
+        }
+        assert_eq!(sent.0.lock().unwrap().len(), 3);
+        assert_eq!(baseline_of_last(), None);
+        // At stride 4 session 1 has its turn at tick 7 only; snapshots 1 and 3 are
+        // acknowledged at ticks 4 and 5, when it has none.
+        snapshotter.serve(one_client_job(4, Arc::new(frame(4)), ack(1)), 4);
+        snapshotter.serve(one_client_job(5, Arc::new(frame(5)), ack(3)), 4);
+        snapshotter.serve(
+            one_client_job(6, Arc::new(frame(6)), Membership::default()),
+            4,
+        );
+        assert_eq!(sent.0.lock().unwrap().len(), 3);
+        snapshotter.serve(
+            one_client_job(7, Arc::new(frame(7)), Membership::default()),
+            4,
+        );
+        assert_eq!(sent.0.lock().unwrap().len(), 4);
+        assert_eq!(baseline_of_last(), Some(3));
     }
 }
