@@ -9,27 +9,8 @@ use tokio::sync::mpsc;
 use super::*;
 use crate::game::{DatagramSink, SessionId};
 use crate::interest::{Frame, ViewRange};
+use crate::snapshots::tests::Recorder;
 use crate::snapshots::{ClientTick, NewViewer};
-
-/// Every datagram sent to one session, in order.
-#[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Bytes>>>);
-
-impl DatagramSink for Recorder {
-    fn max_datagram_size(&self) -> Option<usize> {
-        Some(1_200)
-    }
-    fn send_space(&self) -> usize {
-        usize::MAX
-    }
-    fn send(&self, datagram: Bytes) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(datagram);
-        true
-    }
-}
 
 const NPCS: u32 = 400;
 

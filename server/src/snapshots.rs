@@ -298,7 +298,7 @@ impl Snapshotter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -308,31 +308,11 @@ mod tests {
     use super::*;
     use crate::interest::ViewRange;
 
-    /// Keeps the size of every datagram sent.
+    /// Keeps every datagram sent to one session, in order (the pool's tests use it too).
     #[derive(Clone, Default)]
-    struct Recorder(Arc<Mutex<Vec<usize>>>);
+    pub(crate) struct Recorder(pub(crate) Arc<Mutex<Vec<Bytes>>>);
 
     impl DatagramSink for Recorder {
-        fn max_datagram_size(&self) -> Option<usize> {
-            Some(1_200)
-        }
-        fn send_space(&self) -> usize {
-            usize::MAX
-        }
-        fn send(&self, datagram: Bytes) -> bool {
-            self.0
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .push(datagram.len());
-            true
-        }
-    }
-
-    /// Keeps every datagram sent.
-    #[derive(Clone, Default)]
-    struct Datagrams(Arc<Mutex<Vec<Bytes>>>);
-
-    impl DatagramSink for Datagrams {
         fn max_datagram_size(&self) -> Option<usize> {
             Some(1_200)
         }
@@ -452,7 +432,7 @@ mod tests {
             }
             snapshotter.serve(job, 1);
         }
-        let sizes = sent.0.lock().unwrap().clone();
+        let sizes: Vec<usize> = sent.0.lock().unwrap().iter().map(Bytes::len).collect();
         let total: usize = sizes.iter().sum();
         let seconds = ticks as f64 / 20.0;
         // At most the cap over the run, plus the two ticks of bandwidth a client may bank.
@@ -594,7 +574,7 @@ mod tests {
             },
             Arc::new(Metrics::default()),
         );
-        let sent = Datagrams::default();
+        let sent = Recorder::default();
         let (kick, _kicks) = mpsc::channel(1);
         let mut changes = Membership::default();
         changes.joined.push(NewViewer {
