@@ -3,7 +3,12 @@
 //! A view is made of a snapshot only once the client acknowledges it, and then, when no
 //! other snapshot still needs the baseline it was built against, in that baseline's own
 //! memory: a client that acknowledges each snapshot has one view, patched where snapshots
-//! changed it, instead of a new copy of its whole crowd each tick.
+//! changed it, instead of a new copy of its whole crowd each tick. When a snapshot still
+//! waiting was built against that baseline too (a client that acknowledges every other
+//! snapshot, a tick late, as the load test's bots do), the baseline is still patched in
+//! place, and kept as the way back: the inverse of what the acknowledged snapshot changed
+//! (an [`Undone`] view), made into a view again only if that other snapshot is
+//! acknowledged.
 
 use std::collections::VecDeque;
 
@@ -126,6 +131,39 @@ impl Diff {
         view.roster = self.roster;
         view.backlog = self.backlog;
     }
+
+    /// Writes into `undo` the diff that takes the view this one makes of `base` back to
+    /// `base`: each change, replacement, leave and entry turned around, at its place in
+    /// the new view. Not for a diff that ranks the view anew (`reranked`).
+    fn invert(&self, base: &Known, undo: &mut Diff) {
+        undo.clear();
+        undo.roster = base.roster;
+        undo.backlog = base.backlog;
+        // Entries less leaves so far: how far the baseline's places have moved.
+        let mut shift = 0i64;
+        for op in &self.ops {
+            let at = op.at as usize;
+            let here = (i64::from(op.at) + shift) as u32;
+            let (act, rank, state) = match op.act {
+                Act::Change => (Act::Change, base.ranks[at], base.states[at]),
+                Act::Replace => (Act::Replace, base.ranks[at], base.states[at]),
+                Act::Leave => {
+                    shift -= 1;
+                    (Act::Enter, base.ranks[at], base.states[at])
+                }
+                Act::Enter => {
+                    shift += 1;
+                    (Act::Leave, op.rank, op.state)
+                }
+            };
+            undo.ops.push(Op {
+                at: here,
+                act,
+                rank,
+                state,
+            });
+        }
+    }
 }
 
 /// Sets (`on`) or clears the bit of `rank`.
@@ -144,6 +182,15 @@ struct Sent {
     diff: Diff,
 }
 
+/// A view kept as the way back from a newer one: the view of `tick` is the view of `from`
+/// with `undo` applied.
+#[derive(Debug)]
+struct Undone {
+    tick: u64,
+    from: u64,
+    undo: Diff,
+}
+
 /// One client's snapshots and views.
 #[derive(Debug, Default)]
 pub(crate) struct History {
@@ -157,6 +204,8 @@ pub(crate) struct History {
     /// The views made: the acknowledged one, and any that a snapshot not acknowledged yet
     /// was built against.
     views: Vec<(u64, Known)>,
+    /// Views kept as the way back from one of `views` (never from another of these).
+    undone: Vec<Undone>,
     acked: Option<u64>,
     /// The view before the first snapshot, or without an acknowledged one.
     empty: Known,
@@ -233,21 +282,35 @@ impl History {
             return;
         }
         self.acked = Some(tick);
+        // Snapshots older than the acknowledged one can no longer be acknowledged: the
+        // views only they needed go first, so that the new view can be made in its
+        // baseline's memory when nothing else needs that.
+        if self.drop_sent(|sent| sent < tick) {
+            self.drop_unneeded_views();
+        }
         if !self.make_view(tick, members, members_of) {
             *members_of = None;
         }
-        // Snapshots older than the acknowledged one can no longer be acknowledged.
-        while self.sent.front().is_some_and(|sent| sent.tick <= tick) {
-            if let Some(sent) = self.sent.pop_front() {
-                self.keep_diff(sent.diff);
-            }
-        }
+        self.drop_sent(|sent| sent <= tick);
         self.drop_unneeded_views();
     }
 
+    /// Drops the oldest snapshots waiting while `gone` says so of their ticks; returns
+    /// whether there were any.
+    fn drop_sent(&mut self, gone: impl Fn(u64) -> bool) -> bool {
+        let mut dropped = false;
+        while self.sent.front().is_some_and(|sent| gone(sent.tick)) {
+            if let Some(sent) = self.sent.pop_front() {
+                self.keep_diff(sent.diff);
+                dropped = true;
+            }
+        }
+        dropped
+    }
+
     /// Makes the view of the snapshot of `tick` from its baseline's, in that view's memory
-    /// when no other snapshot needs it. Returns whether the bits (see
-    /// [`History::acknowledge`]) describe it.
+    /// (kept as the way back when another snapshot still needs it). Returns whether the
+    /// bits (see [`History::acknowledge`]) describe it.
     fn make_view(&mut self, tick: u64, members: &mut [u64], members_of: &mut Option<u64>) -> bool {
         let Some(at) = self.sent.iter().position(|sent| sent.tick == tick) else {
             return false;
@@ -263,23 +326,43 @@ impl History {
                 view.clear();
                 view
             }
-            Some(b) => {
-                let Some(found) = self.views.iter().position(|(t, _)| *t == b) else {
-                    return false;
-                };
-                if shared {
+            Some(b) => match self.views.iter().position(|(t, _)| *t == b) {
+                // A view another is kept as the way back from stays as it is; so does one
+                // a diff that ranks the view anew would take away from a waiting snapshot.
+                Some(found)
+                    if self.undone.iter().any(|undone| undone.from == b)
+                        || (shared && self.sent[at].diff.reranked) =>
+                {
                     let mut view = self.spare_views.pop().unwrap_or_default();
                     view.copy_from(&self.views[found].1);
                     view
-                } else {
+                }
+                Some(found) => {
+                    if shared {
+                        let mut undo = self.spare_diff();
+                        self.sent[at].diff.invert(&self.views[found].1, &mut undo);
+                        self.undone.push(Undone {
+                            tick: b,
+                            from: tick,
+                            undo,
+                        });
+                    }
                     self.views.swap_remove(found).1
                 }
-            }
+                None => {
+                    let mut view = self.spare_views.pop().unwrap_or_default();
+                    if !self.remake(b, &mut view) {
+                        self.keep_view(view);
+                        return false;
+                    }
+                    view
+                }
+            },
         };
-        // The bits follow the view when it is made from the one they describe, and that
-        // one is not kept beside it.
+        // The bits follow the view when it is made from the one they describe (kept beside
+        // it or not: no snapshot is built against a view older than the acknowledged one).
         let diff = &self.sent[at].diff;
-        let follows = baseline.is_some() && *members_of == baseline && !shared && !diff.reranked;
+        let follows = baseline.is_some() && *members_of == baseline && !diff.reranked;
         let bits = follows.then_some(members);
         diff.apply(&mut view, bits);
         self.views.push((tick, view));
@@ -287,14 +370,43 @@ impl History {
         follows
     }
 
-    /// Drops the views that are neither acknowledged nor a baseline of a snapshot still
+    /// Makes `view` the view of `tick` kept as the way back from another. Returns whether
+    /// there is such a view.
+    fn remake(&self, tick: u64, view: &mut Known) -> bool {
+        let Some(undone) = self.undone.iter().find(|undone| undone.tick == tick) else {
+            return false;
+        };
+        let Some((_, from)) = self.views.iter().find(|(t, _)| *t == undone.from) else {
+            return false;
+        };
+        view.copy_from(from);
+        undone.undo.apply(view, None);
+        true
+    }
+
+    /// Whether the view of `tick` is acknowledged or a baseline of a snapshot still
     /// waiting for its acknowledgement.
+    fn needed(&self, tick: u64) -> bool {
+        (self.acked == Some(tick) && self.built.contains(&tick))
+            || self.sent.iter().any(|sent| sent.baseline == Some(tick))
+    }
+
+    /// Drops the views that are not needed, and those kept as the way back from another
+    /// that are not.
     fn drop_unneeded_views(&mut self) {
+        let mut i = 0;
+        while i < self.undone.len() {
+            if self.needed(self.undone[i].tick) {
+                i += 1;
+            } else {
+                let undone = self.undone.swap_remove(i);
+                self.keep_diff(undone.undo);
+            }
+        }
         let mut i = 0;
         while i < self.views.len() {
             let tick = self.views[i].0;
-            let needed = (self.acked == Some(tick) && self.built.contains(&tick))
-                || self.sent.iter().any(|sent| sent.baseline == Some(tick));
+            let needed = self.needed(tick) || self.undone.iter().any(|undone| undone.from == tick);
             if needed {
                 i += 1;
             } else {
@@ -314,9 +426,99 @@ impl History {
         let mut view = Known::default();
         match newest.baseline {
             None => {}
-            Some(b) => view.copy_from(&self.views.iter().find(|(t, _)| *t == b)?.1),
+            Some(b) => match self.views.iter().find(|(t, _)| *t == b) {
+                Some((_, found)) => view.copy_from(found),
+                None if self.remake(b, &mut view) => {}
+                None => return None,
+            },
         }
         newest.diff.apply(&mut view, None);
         Some(view.states)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use protocol::{EntityKind, Motion, NetId, QPos};
+
+    use super::*;
+
+    fn state(index: u32, x_cm: i32, radius_cm: u16) -> EntityState {
+        EntityState {
+            id: NetId {
+                index,
+                generation: 0,
+            },
+            kind: EntityKind::Npc,
+            radius_cm,
+            pos: QPos { x_cm, y_cm: 0 },
+            motion: Motion::Moving,
+        }
+    }
+
+    /// A diff turned around takes the view it made back to its baseline, whatever it
+    /// changed, replaced, removed and added, and wherever (random diffs over random views,
+    /// entries before the first member and after the last among them).
+    #[test]
+    fn an_inverted_diff_takes_the_view_back_to_its_baseline() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |below: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % below
+        };
+        for case in 0..500 {
+            let len = next(40) as u32;
+            // Members 10 apart by id, so that an entry fits before each.
+            let base = Known {
+                states: (0..len).map(|k| state(10 * k + 10, k as i32, 40)).collect(),
+                ranks: (0..len).map(|k| 3 * k).collect(),
+                roster: Some(case),
+                backlog: case % 2 == 0,
+            };
+            let mut diff = Diff::default();
+            for at in 0..=len {
+                if next(4) == 0 {
+                    diff.ops.push(Op {
+                        at,
+                        act: Act::Enter,
+                        rank: 3 * at + 1,
+                        state: state(10 * at + 5, -1, 40),
+                    });
+                }
+                if at == len {
+                    break;
+                }
+                let old = base.states[at as usize];
+                let (act, rank, state) = match next(5) {
+                    0 => (
+                        Act::Change,
+                        base.ranks[at as usize],
+                        state(old.id.index, 99, 40),
+                    ),
+                    1 => (Act::Replace, 3 * at + 2, state(old.id.index, 98, 50)),
+                    2 => (Act::Leave, u32::MAX, old),
+                    _ => continue,
+                };
+                diff.ops.push(Op {
+                    at,
+                    act,
+                    rank,
+                    state,
+                });
+            }
+            diff.roster = None;
+            diff.backlog = case % 2 == 1;
+            let mut view = Known::default();
+            view.copy_from(&base);
+            diff.apply(&mut view, None);
+            let mut undo = Diff::default();
+            diff.invert(&base, &mut undo);
+            undo.apply(&mut view, None);
+            assert_eq!(view.states, base.states, "case {case}: {diff:?}");
+            assert_eq!(view.ranks, base.ranks, "case {case}");
+            assert_eq!((view.roster, view.backlog), (base.roster, base.backlog));
+        }
     }
 }

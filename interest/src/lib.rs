@@ -370,7 +370,7 @@ mod tests {
     /// grows; this one does not).
     #[test]
     fn a_warm_snapshot_allocates_nothing() {
-        warm_snapshots_allocate_nothing(1);
+        warm_snapshots_allocate_nothing(1, 0);
     }
 
     /// The same for a client that acknowledges every other snapshot (the load test's bots
@@ -378,12 +378,19 @@ mod tests {
     /// are kept for the views to come.
     #[test]
     fn a_warm_snapshot_acknowledged_every_other_tick_allocates_nothing() {
-        warm_snapshots_allocate_nothing(2);
+        warm_snapshots_allocate_nothing(2, 0);
     }
 
-    /// Snapshots of a crowd all in view, acknowledged every `every` ticks: none allocates
-    /// once warm.
-    fn warm_snapshots_allocate_nothing(every: u64) {
+    /// The same a tick late, as over a round trip: the snapshot after the acknowledged one
+    /// was built against the same baseline, which is kept as the way back from the new view.
+    #[test]
+    fn a_warm_snapshot_acknowledged_every_other_tick_a_tick_late_allocates_nothing() {
+        warm_snapshots_allocate_nothing(2, 1);
+    }
+
+    /// Snapshots of a crowd all in view, acknowledged every `every` ticks, `late` ticks
+    /// late: none allocates once warm.
+    fn warm_snapshots_allocate_nothing(every: u64, late: u64) {
         let mut scratch = Scratch::default();
         let mut client = ClientView::new();
         let bodies = |t: u64| -> Vec<(EntityState, (f32, f32))> {
@@ -409,8 +416,8 @@ mod tests {
             client
                 .snapshot_into(f, scratch, me, (50.0, 50.0), (tick, 0), 800, &mut datagram)
                 .unwrap();
-            if tick.is_multiple_of(every) {
-                client.acknowledge(tick);
+            if tick > late && tick.is_multiple_of(every) {
+                client.acknowledge(tick - late);
             }
             datagram.len()
         };
