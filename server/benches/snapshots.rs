@@ -18,9 +18,12 @@
 //! each client acknowledging two ticks late, as over a 100 ms round trip: the baseline is
 //! then older than the newest view sent, and changes sent since are sent again until one
 //! that carried them is acknowledged. `…_acks_every_other_tick` acknowledges every second
-//! snapshot at once, as the load test's bots do (every 100 ms). Both first run until every
-//! client's view holds its whole crowd ([`FILL_LATE_TICKS`]): they measure the steady
-//! state, as the on-time case does, not views still filling up.
+//! snapshot at once (every 100 ms), and `…_acks_every_other_tick_a_tick_late` does so a
+//! tick late, as the load test's bots do over a round trip: the snapshot after each one
+//! acknowledged was then built against the same baseline, which is kept beside the new
+//! view. All three first run until every client's view holds its whole crowd
+//! ([`FILL_LATE_TICKS`]): they measure the steady state, as the on-time case does, not
+//! views still filling up.
 //!
 //! `snapshots/1000_clients_10000_npcs_{1,2}_workers` runs the same per-client work through
 //! the server's snapshot workers ([`SnapshotPool`]): the job split by shard, sessions'
