@@ -384,6 +384,37 @@ pub(crate) mod tests {
         Frame::from_states(states, positions, (0.0, 0.0), (100.0, 100.0), range)
     }
 
+    /// A one-worker snapshotter with 800-byte snapshots, `cap` bytes a second a client, and
+    /// slow clients ended after `slow_client_ticks`.
+    fn snapshotter(cap: u32, slow_client_ticks: u32, metrics: Arc<Metrics>) -> Snapshotter {
+        let config = SnapshotConfig {
+            bandwidth_cap_bytes_per_sec: cap,
+            snapshot_max_bytes: 800,
+            slow_client_ticks,
+            workers: 1,
+        };
+        Snapshotter::new(config, metrics)
+    }
+
+    /// Session 1 joining with `sink`, and the receiving end of its kicks.
+    fn joining(sink: impl DatagramSink + 'static) -> (Membership, mpsc::Receiver<Kick>) {
+        let (kick, kicks) = mpsc::channel(1);
+        let mut changes = Membership::default();
+        changes.joined.push(NewViewer {
+            session: 1,
+            sink: Box::new(sink),
+            kick,
+        });
+        (changes, kicks)
+    }
+
+    /// Session 1 acknowledging the snapshot of `tick`.
+    fn acked(tick: u64) -> Membership {
+        let mut changes = Membership::default();
+        changes.acks.insert(1, tick);
+        changes
+    }
+
     /// Tick `tick`'s job for session 1 alone, its character at (50, 50).
     fn one_client_job(tick: u64, frame: Arc<Frame>, changes: Membership) -> SnapshotJob {
         SnapshotJob {
@@ -406,23 +437,9 @@ pub(crate) mod tests {
     fn a_client_never_gets_more_than_its_bandwidth_cap() {
         let cap = 4_000;
         let metrics = Arc::new(Metrics::default());
-        let mut snapshotter = Snapshotter::new(
-            SnapshotConfig {
-                bandwidth_cap_bytes_per_sec: cap,
-                snapshot_max_bytes: 800,
-                slow_client_ticks: 200,
-                workers: 1,
-            },
-            Arc::clone(&metrics),
-        );
+        let mut snapshotter = snapshotter(cap, 200, Arc::clone(&metrics));
         let sent = Recorder::default();
-        let (kick, _kicks) = mpsc::channel(1);
-        let mut changes = Membership::default();
-        changes.joined.push(NewViewer {
-            session: 1,
-            sink: Box::new(sent.clone()),
-            kick,
-        });
+        let (mut changes, _kicks) = joining(sent.clone());
         let ticks = 100u64;
         for tick in 1..=ticks {
             let mut job = one_client_job(tick, Arc::new(frame(tick)), std::mem::take(&mut changes));
@@ -457,23 +474,9 @@ pub(crate) mod tests {
     #[test]
     fn a_warm_snapshot_worker_allocates_once_in_dozens_of_snapshots() {
         let metrics = Arc::new(Metrics::default());
-        let mut snapshotter = Snapshotter::new(
-            SnapshotConfig {
-                bandwidth_cap_bytes_per_sec: 16_000,
-                snapshot_max_bytes: 800,
-                slow_client_ticks: 200,
-                workers: 1,
-            },
-            metrics,
-        );
+        let mut snapshotter = snapshotter(16_000, 200, metrics);
         let sent = Arc::new(AtomicUsize::new(0));
-        let (kick, _kicks) = mpsc::channel(1);
-        let mut changes = Membership::default();
-        changes.joined.push(NewViewer {
-            session: 1,
-            sink: Box::new(ByteCounter(Arc::clone(&sent))),
-            kick,
-        });
+        let (changes, _kicks) = joining(ByteCounter(Arc::clone(&sent)));
         let frames: Vec<Arc<Frame>> = (0..40).map(|t| Arc::new(frame(t))).collect();
         let job = |tick: u64, changes: Membership| {
             one_client_job(
@@ -482,19 +485,14 @@ pub(crate) mod tests {
                 changes,
             )
         };
-        let ack = |tick: u64| {
-            let mut changes = Membership::default();
-            changes.acks.insert(1, tick);
-            changes
-        };
         snapshotter.serve(job(1, changes), 1);
         for tick in 2..=100 {
-            snapshotter.serve(job(tick, ack(tick - 1)), 1);
+            snapshotter.serve(job(tick, acked(tick - 1)), 1);
         }
         let (ticks, before) = (400u64, sent.load(Ordering::Relaxed));
         let mut allocations = 0;
         for tick in 101..101 + ticks {
-            let job = job(tick, ack(tick - 1));
+            let job = job(tick, acked(tick - 1));
             allocations += allocation_counter::measure(|| snapshotter.serve(job, 1)).count_total;
         }
         let bytes = sent.load(Ordering::Relaxed) - before;
@@ -514,23 +512,9 @@ pub(crate) mod tests {
     fn no_snapshot_is_built_while_the_last_one_waits_to_leave() {
         let metrics = Arc::new(Metrics::default());
         let slow_client_ticks = 5;
-        let mut snapshotter = Snapshotter::new(
-            SnapshotConfig {
-                bandwidth_cap_bytes_per_sec: 16_000,
-                snapshot_max_bytes: 800,
-                slow_client_ticks,
-                workers: 1,
-            },
-            Arc::clone(&metrics),
-        );
+        let mut snapshotter = snapshotter(16_000, slow_client_ticks, Arc::clone(&metrics));
         let buffer = SendBuffer::default();
-        let (kick, mut kicks) = mpsc::channel(1);
-        let mut changes = Membership::default();
-        changes.joined.push(NewViewer {
-            session: 1,
-            sink: Box::new(buffer.clone()),
-            kick,
-        });
+        let (mut changes, mut kicks) = joining(buffer.clone());
         let mut serve = |tick: u64, changes: Membership| {
             snapshotter.serve(one_client_job(tick, Arc::new(frame(tick)), changes), 1);
         };
@@ -565,34 +549,15 @@ pub(crate) mod tests {
     /// against the newest of them.
     #[test]
     fn acknowledgements_between_turns_reach_the_next_snapshot() {
-        let mut snapshotter = Snapshotter::new(
-            SnapshotConfig {
-                bandwidth_cap_bytes_per_sec: 16_000,
-                snapshot_max_bytes: 800,
-                slow_client_ticks: 200,
-                workers: 1,
-            },
-            Arc::new(Metrics::default()),
-        );
+        let mut snapshotter = snapshotter(16_000, 200, Arc::new(Metrics::default()));
         let sent = Recorder::default();
-        let (kick, _kicks) = mpsc::channel(1);
-        let mut changes = Membership::default();
-        changes.joined.push(NewViewer {
-            session: 1,
-            sink: Box::new(sent.clone()),
-            kick,
-        });
+        let (changes, _kicks) = joining(sent.clone());
         let baseline_of_last = || {
             let datagrams = sent.0.lock().unwrap();
             let last = datagrams.last().expect("a snapshot was sent");
             match protocol::codec::decode_datagram(last).expect("a snapshot datagram") {
                 protocol::ServerDatagram::Snapshot(snapshot) => snapshot.baseline_tick,
             }
-        };
-        let ack = |tick: u64| {
-            let mut changes = Membership::default();
-            changes.acks.insert(1, tick);
-            changes
         };
         // Ticks 1 to 3 at stride 1, nothing acknowledged: three snapshots against nothing.
         snapshotter.serve(one_client_job(1, Arc::new(frame(1)), changes), 1);
@@ -606,8 +571,8 @@ pub(crate) mod tests {
         assert_eq!(baseline_of_last(), None);
         // At stride 4 session 1 has its turn at tick 7 only; snapshots 1 and 3 are
         // acknowledged at ticks 4 and 5, when it has none.
-        snapshotter.serve(one_client_job(4, Arc::new(frame(4)), ack(1)), 4);
-        snapshotter.serve(one_client_job(5, Arc::new(frame(5)), ack(3)), 4);
+        snapshotter.serve(one_client_job(4, Arc::new(frame(4)), acked(1)), 4);
+        snapshotter.serve(one_client_job(5, Arc::new(frame(5)), acked(3)), 4);
         snapshotter.serve(
             one_client_job(6, Arc::new(frame(6)), Membership::default()),
             4,
