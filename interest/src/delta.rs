@@ -6,9 +6,9 @@
 //! whatever newer snapshots not yet acknowledged carried. The items are then ranked (in one
 //! branch-free loop), sorted by rank (a radix sort: [`order`]) and spent against the byte
 //! budget (an item's wire cost is worked out when the spending reaches it); then one walk
-//! over the sent items in id order fills the snapshot's lists and the view the client will
-//! hold (the baseline with what was sent applied), and the snapshot is written straight
-//! into the datagram.
+//! over the sent items in id order encodes each one's entry ([`SnapshotEncoder`]: no
+//! snapshot lists are built to be encoded afterwards) and what the view the client will hold
+//! takes of it (the baseline with what was sent applied), and the datagram is put together.
 //!
 //! The result is exactly [`protocol::build_snapshot`]'s over the same candidates, encoded
 //! by [`protocol::codec::encode_datagram`]: the same ranking and tie-breaks (items, like its
@@ -16,9 +16,9 @@
 //! `protocol` as the specification; `tests/same_bytes.rs` compares the two on moving
 //! crowds.
 
-use protocol::codec::{encode_snapshot_datagram, net_id_len, snapshot_header_len};
+use protocol::codec::{SnapshotEncoder, net_id_len};
 use protocol::view::rank_key;
-use protocol::{BuildError, Change, EntityState, NetId, Snapshot};
+use protocol::{BuildError, Change, EntityState, NetId};
 
 use crate::frame::Frame;
 use crate::history::{Diff, Op};
@@ -106,8 +106,9 @@ pub(crate) struct Plan {
     order: Vec<u64>,
     /// One bit per item, set when sent.
     sent: Vec<u64>,
-    /// The snapshot's lists, filled in id order once the budget is spent.
-    snapshot: Snapshot,
+    /// The snapshot's datagram, written entry by entry in id order once the budget is
+    /// spent.
+    encoder: SnapshotEncoder,
     /// The ranked items after the first `fit` that could still fit, for a second pass.
     later: Vec<u64>,
     /// Working memory of the sort of `order`.
@@ -545,7 +546,7 @@ impl Plan {
             order,
             sent,
             terms: _,
-            snapshot,
+            encoder,
             later,
             spare,
             base_ranks,
@@ -565,13 +566,8 @@ impl Plan {
             Ranks::Merged => base_ranks,
         };
         let (items, order) = (&items[..count], &mut order[..count]);
-        snapshot.tick = tick;
-        snapshot.baseline_tick = baseline_tick;
-        snapshot.last_input_seq = last_input_seq;
-        snapshot.entered.clear();
-        snapshot.changed.clear();
-        snapshot.left.clear();
-        let mut used = snapshot_header_len(snapshot) + LENGTH_SLACK;
+        encoder.begin(tick, baseline_tick, last_input_seq);
+        let mut used = encoder.header_len() + LENGTH_SLACK;
         if used > budget_bytes {
             return Err(BuildError::BudgetTooSmall {
                 budget: budget_bytes,
@@ -623,7 +619,7 @@ impl Plan {
             }
         }
 
-        // The snapshot's lists and what it changes in the baseline, both in id order.
+        // The snapshot's entries and what it changes in the baseline, both in id order.
         diff.clear();
         if !by_members {
             diff.ranks.extend_from_slice(&ranks[..base.states.len()]);
@@ -644,23 +640,23 @@ impl Plan {
                 sent_replaces += usize::from(item.act == Act::Replace);
                 let (rank, state) = match item.act {
                     Act::Leave => {
-                        snapshot.left.push(old().id);
+                        encoder.leave(&old().id);
                         (u32::MAX, *old())
                     }
                     Act::Enter => {
                         let now = now();
-                        snapshot.entered.push(now.state);
+                        encoder.enter(&now.state);
                         (item.now, now.state)
                     }
                     Act::Change => {
                         let now = &now().state;
-                        snapshot.changed.push(Change::between(old(), now));
+                        encoder.change(&Change::between(old(), now));
                         (ranks[at], *now)
                     }
                     Act::Replace => {
                         let now = now();
-                        snapshot.left.push(old().id);
-                        snapshot.entered.push(now.state);
+                        encoder.leave(&old().id);
+                        encoder.enter(&now.state);
                         (item.now, now.state)
                     }
                 };
@@ -680,9 +676,11 @@ impl Plan {
         diff.backlog = sent_enters < enters;
         // The budget is at most the datagram limit; should encoding ever refuse, the
         // snapshot is dropped like one over budget.
-        encode_snapshot_datagram(snapshot, datagram).map_err(|_| BuildError::BudgetTooSmall {
-            budget: budget_bytes,
-            needed: budget_bytes + 1,
-        })
+        encoder
+            .finish(datagram)
+            .map_err(|_| BuildError::BudgetTooSmall {
+                budget: budget_bytes,
+                needed: budget_bytes + 1,
+            })
     }
 }

@@ -121,7 +121,9 @@ mod sealed {
 
 mod snapshot;
 
-pub use snapshot::{decode_snapshot_datagram, encode_snapshot_datagram, snapshot_header_len};
+pub use snapshot::{
+    SnapshotEncoder, decode_snapshot_datagram, encode_snapshot_datagram, snapshot_header_len,
+};
 
 fn version_byte() -> u8 {
     // Versions are small; the byte is the version modulo 256.

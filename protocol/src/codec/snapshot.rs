@@ -12,7 +12,8 @@ use crate::messages::{
 /// [`encode_datagram`](super::encode_datagram) of `ServerDatagram::Snapshot`, written by
 /// hand in bincode's format (variant index, then each field as a variable-length integer,
 /// signed ones zigzagged, options as a tag byte, lists as their length then their items),
-/// without serde's machinery. The snapshot server calls it once per client per tick.
+/// without serde's machinery. A server that decides what to send entity by entity writes
+/// the same bytes with a [`SnapshotEncoder`], without building the lists first.
 pub fn encode_snapshot_datagram(
     snapshot: &crate::messages::Snapshot,
     out: &mut Vec<u8>,
@@ -27,43 +28,30 @@ pub fn encode_snapshot_datagram(
     // Only what the buffer did not hold yet is filled; it is cut to size below.
     out.resize(most + WRITE_SLACK, 0);
     let mut writer = Writer { out, at: 0 };
-    writer.put(u64::from(version_byte()), 1);
-    // `ServerDatagram::Snapshot` is variant 0.
-    writer.put(0, 1);
-    writer.varint(snapshot.tick);
-    match snapshot.baseline_tick {
-        None => writer.put(0, 1),
-        Some(tick) => {
-            writer.put(1, 1);
-            writer.varint(tick);
-        }
-    }
-    writer.varint(u64::from(snapshot.last_input_seq));
+    writer.header(
+        snapshot.tick,
+        snapshot.baseline_tick,
+        snapshot.last_input_seq,
+    );
     writer.varint(snapshot.entered.len() as u64);
     for entity in &snapshot.entered {
-        writer.net_id(&entity.id);
-        writer.put(entity.kind as u64, 1);
-        writer.varint(u64::from(entity.radius_cm));
-        writer.zigzag(entity.pos.x_cm);
-        writer.zigzag(entity.pos.y_cm);
-        writer.put(entity.motion as u64, 1);
+        writer.entity(entity);
     }
     writer.varint(snapshot.changed.len() as u64);
     for change in &snapshot.changed {
-        writer.net_id(&change.id);
-        writer.zigzag(change.dx_cm);
-        writer.zigzag(change.dy_cm);
-        // The option's tag, then the motion if there is one, chosen without a branch
-        // (whether a change carries a motion varies from one to the next).
-        let some = u64::from(change.motion.is_some());
-        let motion = change.motion.map_or(0, |motion| motion as u64);
-        writer.put(some | (motion << 8), 1 + some as usize);
+        writer.change(change);
     }
     writer.varint(snapshot.left.len() as u64);
     for id in &snapshot.left {
         writer.net_id(id);
     }
     let size = writer.at;
+    cut(out, size)
+}
+
+/// Cuts the encoded datagram in `out` to its `size`, refusing it over
+/// [`MAX_DATAGRAM_BYTES`].
+fn cut(out: &mut Vec<u8>, size: usize) -> Result<(), EncodeError> {
     out.truncate(size);
     if size > MAX_DATAGRAM_BYTES {
         return Err(EncodeError::TooLarge {
@@ -77,14 +65,134 @@ pub fn encode_snapshot_datagram(
 /// Bytes of the datagram of `snapshot` with its three lists empty (the header and three
 /// one-byte lengths), worked out without encoding.
 pub fn snapshot_header_len(snapshot: &Snapshot) -> usize {
-    let baseline = snapshot.baseline_tick.map_or(0, super::varint_len);
+    header_len(
+        snapshot.tick,
+        snapshot.baseline_tick,
+        snapshot.last_input_seq,
+    )
+}
+
+/// [`snapshot_header_len`] of a snapshot with this header.
+fn header_len(tick: u64, baseline_tick: Option<u64>, last_input_seq: u32) -> usize {
+    let baseline = baseline_tick.map_or(0, super::varint_len);
     // Version, variant, tick, the baseline's option tag and value, the input sequence,
     // three list lengths.
-    2 + super::varint_len(snapshot.tick)
-        + 1
-        + baseline
-        + super::varint_len(u64::from(snapshot.last_input_seq))
-        + 3
+    2 + super::varint_len(tick) + 1 + baseline + super::varint_len(u64::from(last_input_seq)) + 3
+}
+
+/// A snapshot datagram written entry by entry, without the snapshot's lists: its entered
+/// entities, changes and leaving ids may come in any interleaving (each list keeps the
+/// order its entries came in), and [`SnapshotEncoder::finish`] puts the datagram together.
+/// The bytes are those of [`encode_snapshot_datagram`] of the snapshot with those lists.
+/// For a server that decides what each client is sent entity by entity: it writes each
+/// entry once, where building the lists and then encoding them writes it twice. Reused
+/// from datagram to datagram, it allocates only while its lists grow.
+#[derive(Debug, Default)]
+pub struct SnapshotEncoder {
+    tick: u64,
+    baseline_tick: Option<u64>,
+    last_input_seq: u32,
+    entered: Entries,
+    changed: Entries,
+    left: Entries,
+}
+
+/// One list's entries, encoded: the first `at` bytes of `bytes` (which holds at least
+/// [`WRITE_SLACK`] more), and how many there are.
+#[derive(Debug, Default)]
+struct Entries {
+    bytes: Vec<u8>,
+    at: usize,
+    count: u64,
+}
+
+impl Entries {
+    /// A writer at the end of the entries, with room for `most` bytes more; counts the
+    /// entry it is for.
+    #[inline(always)]
+    fn next(&mut self, most: usize) -> Writer<'_> {
+        let end = self.at + most + WRITE_SLACK;
+        if self.bytes.len() < end {
+            self.bytes.resize(end.max(2 * self.bytes.len()), 0);
+        }
+        self.count += 1;
+        Writer {
+            out: &mut self.bytes,
+            at: self.at,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.at = 0;
+        self.count = 0;
+    }
+}
+
+impl SnapshotEncoder {
+    /// An encoder with no snapshot begun (the header of tick 0, no entries).
+    pub fn new() -> SnapshotEncoder {
+        SnapshotEncoder::default()
+    }
+
+    /// Begins the snapshot of `tick` against `baseline_tick`, answering input
+    /// `last_input_seq`, with empty lists (what an earlier snapshot wrote is dropped).
+    pub fn begin(&mut self, tick: u64, baseline_tick: Option<u64>, last_input_seq: u32) {
+        self.tick = tick;
+        self.baseline_tick = baseline_tick;
+        self.last_input_seq = last_input_seq;
+        self.entered.clear();
+        self.changed.clear();
+        self.left.clear();
+    }
+
+    /// [`snapshot_header_len`] of the snapshot begun: its bytes with its lists empty.
+    pub fn header_len(&self) -> usize {
+        header_len(self.tick, self.baseline_tick, self.last_input_seq)
+    }
+
+    /// Adds an entity to the entered list.
+    #[inline]
+    pub fn enter(&mut self, entity: &EntityState) {
+        let mut writer = self.entered.next(MAX_ENTITY_BYTES);
+        writer.entity(entity);
+        self.entered.at = writer.at;
+    }
+
+    /// Adds a change to the changed list.
+    #[inline]
+    pub fn change(&mut self, change: &Change) {
+        let mut writer = self.changed.next(MAX_CHANGE_BYTES);
+        writer.change(change);
+        self.changed.at = writer.at;
+    }
+
+    /// Adds an id to the left list.
+    #[inline]
+    pub fn leave(&mut self, id: &NetId) {
+        let mut writer = self.left.next(MAX_NET_ID_BYTES);
+        writer.net_id(id);
+        self.left.at = writer.at;
+    }
+
+    /// Writes the datagram into `out` (cleared first): the header, then each list's
+    /// length and entries. A datagram over [`MAX_DATAGRAM_BYTES`] is refused, as
+    /// [`encode_snapshot_datagram`] refuses it. The snapshot stays begun: finishing again
+    /// writes the same bytes.
+    pub fn finish(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        let lists = [&self.entered, &self.changed, &self.left];
+        let most = self.header_len()
+            + 3 * LIST_LENGTH_GROWTH
+            + lists.iter().map(|list| list.at).sum::<usize>();
+        out.resize(most + WRITE_SLACK, 0);
+        let mut writer = Writer { out, at: 0 };
+        writer.header(self.tick, self.baseline_tick, self.last_input_seq);
+        for list in lists {
+            writer.varint(list.count);
+            writer.bytes(&list.bytes[..list.at]);
+        }
+        let size = writer.at;
+        cut(out, size)
+    }
 }
 
 /// The most bytes one entered entity, change or id takes (each varint of a `u32` at most
@@ -139,6 +247,50 @@ impl Writer<'_> {
     fn net_id(&mut self, id: &NetId) {
         self.varint(u64::from(id.index));
         self.varint(u64::from(id.generation));
+    }
+
+    /// The version byte, the variant and the snapshot's fields before its lists.
+    fn header(&mut self, tick: u64, baseline_tick: Option<u64>, last_input_seq: u32) {
+        self.put(u64::from(version_byte()), 1);
+        // `ServerDatagram::Snapshot` is variant 0.
+        self.put(0, 1);
+        self.varint(tick);
+        match baseline_tick {
+            None => self.put(0, 1),
+            Some(tick) => {
+                self.put(1, 1);
+                self.varint(tick);
+            }
+        }
+        self.varint(u64::from(last_input_seq));
+    }
+
+    #[inline(always)]
+    fn entity(&mut self, entity: &EntityState) {
+        self.net_id(&entity.id);
+        self.put(entity.kind as u64, 1);
+        self.varint(u64::from(entity.radius_cm));
+        self.zigzag(entity.pos.x_cm);
+        self.zigzag(entity.pos.y_cm);
+        self.put(entity.motion as u64, 1);
+    }
+
+    #[inline(always)]
+    fn change(&mut self, change: &Change) {
+        self.net_id(&change.id);
+        self.zigzag(change.dx_cm);
+        self.zigzag(change.dy_cm);
+        // The option's tag, then the motion if there is one, chosen without a branch
+        // (whether a change carries a motion varies from one to the next).
+        let some = u64::from(change.motion.is_some());
+        let motion = change.motion.map_or(0, |motion| motion as u64);
+        self.put(some | (motion << 8), 1 + some as usize);
+    }
+
+    /// Bytes as they are (the buffer holds them and [`WRITE_SLACK`] more).
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.out[self.at..self.at + bytes.len()].copy_from_slice(bytes);
+        self.at += bytes.len();
     }
 }
 

@@ -7,9 +7,9 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use protocol::codec::{
-    DatagramMessage, FRAME_HEADER_BYTES, FrameMessage, FrameReader, decode_datagram,
-    decode_frame_payload, encode_datagram, encode_frame, encode_snapshot_datagram, encoded_len,
-    frame_payload_len, snapshot_header_len,
+    DatagramMessage, FRAME_HEADER_BYTES, FrameMessage, FrameReader, SnapshotEncoder,
+    decode_datagram, decode_frame_payload, encode_datagram, encode_frame, encode_snapshot_datagram,
+    encoded_len, frame_payload_len, snapshot_header_len,
 };
 use protocol::{
     ClientDatagram, ClientMessage, Command, DecodeError, DisconnectReason, EncodeError, EntityKind,
@@ -265,6 +265,45 @@ proptest! {
         let reference =
             encode_datagram(&ServerDatagram::Snapshot(snapshot)).map_err(|err| err.to_string());
         prop_assert_eq!(hand, reference);
+    }
+
+    /// The entry-by-entry encoder writes the same bytes, whatever order the three lists'
+    /// entries come in (each list in its own order), and the same again for a second
+    /// snapshot begun after a first.
+    #[test]
+    fn the_entry_by_entry_encoder_writes_the_snapshots_bytes(
+        first in snapshot(),
+        snapshot in snapshot(),
+        order in vec(0..3u8, 0..120),
+    ) {
+        let mut encoder = SnapshotEncoder::new();
+        let mut out = vec![0xAA; 3];
+        for snapshot in [&first, &snapshot] {
+            encoder.begin(snapshot.tick, snapshot.baseline_tick, snapshot.last_input_seq);
+            prop_assert_eq!(encoder.header_len(), snapshot_header_len(snapshot));
+            let (mut entered, mut changed, mut left) = (
+                snapshot.entered.iter(),
+                snapshot.changed.iter(),
+                snapshot.left.iter(),
+            );
+            // Entries interleaved as `order` says, then whatever it left.
+            for list in order.iter().chain([0, 1, 2].iter().cycle().take(3 * 48)) {
+                match list {
+                    0 => entered.next().map(|entity| encoder.enter(entity)),
+                    1 => changed.next().map(|change| encoder.change(change)),
+                    _ => left.next().map(|id| encoder.leave(id)),
+                };
+            }
+            let hand = encoder
+                .finish(&mut out)
+                .map(|()| out.clone())
+                .map_err(|err| err.to_string());
+            let mut whole = Vec::new();
+            let reference = encode_snapshot_datagram(snapshot, &mut whole)
+                .map(|()| whole)
+                .map_err(|err| err.to_string());
+            prop_assert_eq!(hand, reference);
+        }
     }
 
     /// The header's size, worked out without encoding, is what the snapshot takes with
@@ -621,7 +660,25 @@ fn encoders_refuse_oversized_messages() {
     let mut hand = vec![0xAA; 4 * MAX_DATAGRAM_BYTES];
     assert!(encode_snapshot_datagram(&over, &mut hand).is_ok());
     assert_eq!(hand, bytes);
+    let mut encoder = SnapshotEncoder::new();
+    encoder.begin(over.tick, over.baseline_tick, over.last_input_seq);
+    for id in &over.left {
+        encoder.leave(id);
+    }
+    assert!(encoder.finish(&mut hand).is_ok());
+    assert_eq!(hand, bytes);
     over.baseline_tick = Some(0);
+    encoder.begin(over.tick, over.baseline_tick, over.last_input_seq);
+    for id in &over.left {
+        encoder.leave(id);
+    }
+    assert!(matches!(
+        encoder.finish(&mut hand),
+        Err(EncodeError::TooLarge {
+            size: 1_201,
+            limit: MAX_DATAGRAM_BYTES
+        })
+    ));
     assert!(matches!(
         encode_snapshot_datagram(&over, &mut hand),
         Err(EncodeError::TooLarge {
