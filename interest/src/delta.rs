@@ -18,7 +18,7 @@
 
 use protocol::codec::{SnapshotEncoder, net_id_len};
 use protocol::view::rank_key;
-use protocol::{BuildError, Change, EntityState, NetId};
+use protocol::{BuildError, EntityState, NetId};
 
 use crate::frame::Frame;
 use crate::history::{Diff, Op};
@@ -650,7 +650,7 @@ impl Plan {
                     }
                     Act::Change => {
                         let now = &now().state;
-                        encoder.change(&Change::between(old(), now));
+                        encoder.change_between(old(), now);
                         (ranks[at], *now)
                     }
                     Act::Replace => {

@@ -32,8 +32,9 @@ use protocol::{EntityState, NetId};
 /// Ticks between scans of a view's circle for entities that enter it.
 pub const SCAN_EVERY: u64 = 4;
 
-/// Squared distances (m²) beyond which a member is looked at every 2nd, 4th, 8th tick.
-const BANDS_M2: [f32; 3] = [8.0 * 8.0, 16.0 * 16.0, 24.0 * 24.0];
+/// Squared distances (cm²: the members' positions are in centimetres) beyond which a
+/// member is looked at every 2nd, 4th, 8th tick: 8, 16 and 24 m.
+const BANDS_CM2: [f32; 3] = [800.0 * 800.0, 1600.0 * 1600.0, 2400.0 * 2400.0];
 
 /// Where in its cadence an entity's ticks fall: 0 to 7, spread by the id's index.
 #[inline(always)]
@@ -50,14 +51,16 @@ fn phase(id: NetId) -> u32 {
 /// which).
 #[inline(always)]
 pub fn due(tick: u64, gap: u64, member: &EntityState, at: (f32, f32)) -> bool {
-    let dx = member.pos.x_cm as f32 * 0.01 - at.0;
-    let dy = member.pos.y_cm as f32 * 0.01 - at.1;
+    // In centimetres, as the member's position is (the viewer's is scaled once for a
+    // whole view's members).
+    let dx = member.pos.x_cm as f32 - at.0 * 100.0;
+    let dy = member.pos.y_cm as f32 - at.1 * 100.0;
     let d2 = dx * dx + dy * dy;
     // Period minus one: 0, 1, 3 or 7 (the bands are nested). A position that is not a
     // number compares false everywhere: every tick.
-    let mask = u32::from(d2 > BANDS_M2[0])
-        | u32::from(d2 > BANDS_M2[1]) << 1
-        | u32::from(d2 > BANDS_M2[2]) << 2;
+    let mask = u32::from(d2 > BANDS_CM2[0])
+        | u32::from(d2 > BANDS_CM2[1]) << 1
+        | u32::from(d2 > BANDS_CM2[2]) << 2;
     // Ticks since the member's last tick, up to this one (periods divide 2^32: the low
     // bits of the tick tell).
     let since = (tick as u32).wrapping_add(phase(member.id)) & mask;

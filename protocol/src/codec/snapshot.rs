@@ -166,6 +166,21 @@ impl SnapshotEncoder {
         self.changed.at = writer.at;
     }
 
+    /// Adds the change that takes `old` to `new` (the same entity) to the changed list:
+    /// the entry of [`Change::between`]`(old, new)`, written without making the change.
+    #[inline]
+    pub fn change_between(&mut self, old: &EntityState, new: &EntityState) {
+        let mut writer = self.changed.next(MAX_CHANGE_BYTES);
+        writer.net_id(&new.id);
+        writer.zigzag(new.pos.x_cm.wrapping_sub(old.pos.x_cm));
+        writer.zigzag(new.pos.y_cm.wrapping_sub(old.pos.y_cm));
+        // The option's tag, and the motion after it when it changed (without it, the next
+        // write overwrites the motion's byte, or the datagram ends before it).
+        let some = u64::from(new.motion != old.motion);
+        writer.put(some | (new.motion as u64) << 8, 1 + some as usize);
+        self.changed.at = writer.at;
+    }
+
     /// Adds an id to the left list.
     #[inline]
     pub fn leave(&mut self, id: &NetId) {

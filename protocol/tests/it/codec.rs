@@ -12,13 +12,14 @@ use protocol::codec::{
     encoded_len, frame_payload_len, snapshot_header_len,
 };
 use protocol::{
-    ClientDatagram, ClientMessage, Command, DecodeError, DisconnectReason, EncodeError, EntityKind,
-    EntityState, Event, Input, MAX_DATAGRAM_BYTES, MAX_FRAME_BYTES, Motion, NetId,
+    Change, ClientDatagram, ClientMessage, Command, DecodeError, DisconnectReason, EncodeError,
+    EntityKind, EntityState, Event, Input, MAX_DATAGRAM_BYTES, MAX_FRAME_BYTES, Motion, NetId,
     PROTOCOL_VERSION, QPos, ServerDatagram, ServerMessage, Snapshot, View,
 };
 
 use crate::strategies::{
-    client_datagram, client_message, server_datagram, server_message, snapshot,
+    change, client_datagram, client_message, entity_state, server_datagram, server_message,
+    snapshot,
 };
 
 /// Whether a message holds a NaN somewhere, so that `==` cannot compare it with itself.
@@ -304,6 +305,33 @@ proptest! {
                 .map_err(|err| err.to_string());
             prop_assert_eq!(hand, reference);
         }
+    }
+
+    /// A change written from the two states it goes between is the change's entry.
+    #[test]
+    fn a_change_between_two_states_is_written_as_the_change(
+        old in entity_state(),
+        new in entity_state(),
+        first in vec(change(), 0..3),
+        then in vec(change(), 0..3),
+    ) {
+        let (mut by_states, mut by_change) = (SnapshotEncoder::new(), SnapshotEncoder::new());
+        for encoder in [&mut by_states, &mut by_change] {
+            encoder.begin(7, Some(5), 3);
+            for change in &first {
+                encoder.change(change);
+            }
+        }
+        by_states.change_between(&old, &new);
+        by_change.change(&Change::between(&old, &new));
+        for encoder in [&mut by_states, &mut by_change] {
+            for change in &then {
+                encoder.change(change);
+            }
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        prop_assert!(by_states.finish(&mut a).is_ok() && by_change.finish(&mut b).is_ok());
+        prop_assert_eq!(a, b);
     }
 
     /// The header's size, worked out without encoding, is what the snapshot takes with
