@@ -73,17 +73,20 @@ pub(super) fn sort_by_rank(keys: &mut [u64], spare: &mut Vec<u64>) {
 mod tests {
     use super::sort_by_rank;
 
+    /// The next number of a xorshift sequence.
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
     /// The order of the whole keys, for keys written with their lower halves rising: ranks
     /// random, ranks from a few values (ties), ranks all the same, lengths from 0 to 700.
     #[test]
     fn sorts_like_the_whole_keys() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = || xorshift(&mut seed);
         let mut spare = Vec::new();
         for len in [0, 1, 2, 3, 31, 64, 180, 257, 700] {
             for spread in [u64::MAX, 0xff, 0xffff_0000, 0xff00_00ff, 0x8000_0001, 0] {
@@ -94,6 +97,41 @@ mod tests {
                 want.sort_unstable();
                 sort_by_rank(&mut keys, &mut spare);
                 assert_eq!(keys, want, "{len} keys, ranks within {spread:#x}");
+            }
+        }
+    }
+
+    /// The same for keys of ranks as a snapshot has them: the error over the distance,
+    /// spread over many octaves, with some first (minus infinity, the own character and
+    /// leaves), some equal, some that are zero (no error) and, should a position not be a
+    /// number, some that are not numbers either.
+    #[test]
+    fn sorts_the_ranks_of_a_snapshot() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || xorshift(&mut seed);
+        let mut spare = Vec::new();
+        for len in [2, 5, 190, 400] {
+            for case in [0, 1, 2, 3] {
+                let mut keys: Vec<u64> = (0..len as u32)
+                    .map(|i| {
+                        let roll = next();
+                        let error2 = (roll % 1000) as f32 * 0.37;
+                        let distance2 = (roll >> 20 & 0xffff) as f32 * 0.05;
+                        let rank = match (case, roll >> 60) {
+                            (_, 0) => f32::NEG_INFINITY,
+                            (1, 1) => -0.0,
+                            (2, 1..=3) => -1.5,
+                            (3, 1) => f32::NAN,
+                            (3, 2) => -f32::NAN,
+                            _ => -error2 / (distance2 + 1.0),
+                        };
+                        protocol::view::rank_key(rank, i)
+                    })
+                    .collect();
+                let mut want = keys.clone();
+                want.sort_unstable();
+                sort_by_rank(&mut keys, &mut spare);
+                assert_eq!(keys, want, "{len} keys, case {case}");
             }
         }
     }
