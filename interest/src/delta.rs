@@ -635,15 +635,14 @@ impl Plan {
                 // A leave has no body in the frame: read it only for the other acts.
                 let now = || &frame.by_rank[item.now as usize];
                 let old = || &base.states[at];
-                sent_leaves += usize::from(item.act == Act::Leave);
-                sent_enters += usize::from(item.act == Act::Enter);
-                sent_replaces += usize::from(item.act == Act::Replace);
                 let (rank, state) = match item.act {
                     Act::Leave => {
+                        sent_leaves += 1;
                         encoder.leave(&old().id);
                         (u32::MAX, *old())
                     }
                     Act::Enter => {
+                        sent_enters += 1;
                         let now = now();
                         encoder.enter(&now.state);
                         (item.now, now.state)
@@ -654,6 +653,7 @@ impl Plan {
                         (ranks[at], *now)
                     }
                     Act::Replace => {
+                        sent_replaces += 1;
                         let now = now();
                         encoder.leave(&old().id);
                         encoder.enter(&now.state);
