@@ -107,19 +107,20 @@ struct Entries {
 }
 
 impl Entries {
-    /// A writer at the end of the entries, with room for `most` bytes more; counts the
-    /// entry it is for.
+    /// Adds one entry of at most `most` bytes, written by `write`.
     #[inline(always)]
-    fn next(&mut self, most: usize) -> Writer<'_> {
+    fn push(&mut self, most: usize, write: impl FnOnce(&mut Writer<'_>)) {
         let end = self.at + most + WRITE_SLACK;
         if self.bytes.len() < end {
             self.bytes.resize(end.max(2 * self.bytes.len()), 0);
         }
-        self.count += 1;
-        Writer {
+        let mut writer = Writer {
             out: &mut self.bytes,
             at: self.at,
-        }
+        };
+        write(&mut writer);
+        self.at = writer.at;
+        self.count += 1;
     }
 
     fn clear(&mut self) {
@@ -153,40 +154,33 @@ impl SnapshotEncoder {
     /// Adds an entity to the entered list.
     #[inline]
     pub fn enter(&mut self, entity: &EntityState) {
-        let mut writer = self.entered.next(MAX_ENTITY_BYTES);
-        writer.entity(entity);
-        self.entered.at = writer.at;
+        self.entered
+            .push(MAX_ENTITY_BYTES, |writer| writer.entity(entity));
     }
 
     /// Adds a change to the changed list.
     #[inline]
     pub fn change(&mut self, change: &Change) {
-        let mut writer = self.changed.next(MAX_CHANGE_BYTES);
-        writer.change(change);
-        self.changed.at = writer.at;
+        self.changed
+            .push(MAX_CHANGE_BYTES, |writer| writer.change(change));
     }
 
     /// Adds the change that takes `old` to `new` (the same entity) to the changed list:
     /// the entry of [`Change::between`]`(old, new)`, written without making the change.
     #[inline]
     pub fn change_between(&mut self, old: &EntityState, new: &EntityState) {
-        let mut writer = self.changed.next(MAX_CHANGE_BYTES);
-        writer.net_id(&new.id);
-        writer.zigzag(new.pos.x_cm.wrapping_sub(old.pos.x_cm));
-        writer.zigzag(new.pos.y_cm.wrapping_sub(old.pos.y_cm));
-        // The option's tag, and the motion after it when it changed (without it, the next
-        // write overwrites the motion's byte, or the datagram ends before it).
-        let some = u64::from(new.motion != old.motion);
-        writer.put(some | (new.motion as u64) << 8, 1 + some as usize);
-        self.changed.at = writer.at;
+        self.changed.push(MAX_CHANGE_BYTES, |writer| {
+            writer.net_id(&new.id);
+            writer.zigzag(new.pos.x_cm.wrapping_sub(old.pos.x_cm));
+            writer.zigzag(new.pos.y_cm.wrapping_sub(old.pos.y_cm));
+            writer.motion_if(new.motion != old.motion, new.motion);
+        });
     }
 
     /// Adds an id to the left list.
     #[inline]
     pub fn leave(&mut self, id: &NetId) {
-        let mut writer = self.left.next(MAX_NET_ID_BYTES);
-        writer.net_id(id);
-        self.left.at = writer.at;
+        self.left.push(MAX_NET_ID_BYTES, |writer| writer.net_id(id));
     }
 
     /// Writes the datagram into `out` (cleared first): the header, then each list's
@@ -295,11 +289,20 @@ impl Writer<'_> {
         self.net_id(&change.id);
         self.zigzag(change.dx_cm);
         self.zigzag(change.dy_cm);
-        // The option's tag, then the motion if there is one, chosen without a branch
-        // (whether a change carries a motion varies from one to the next).
-        let some = u64::from(change.motion.is_some());
-        let motion = change.motion.map_or(0, |motion| motion as u64);
-        self.put(some | (motion << 8), 1 + some as usize);
+        self.motion_if(
+            change.motion.is_some(),
+            change.motion.unwrap_or(Motion::Idle),
+        );
+    }
+
+    /// A change's optional motion: the option's tag, then `motion` if `changed`, chosen
+    /// without a branch (whether a change carries a motion varies from one to the next).
+    /// Without it, the motion's byte is written past the entry's end: the next write
+    /// overwrites it, or the datagram ends before it.
+    #[inline(always)]
+    fn motion_if(&mut self, changed: bool, motion: Motion) {
+        let some = u64::from(changed);
+        self.put(some | (motion as u64) << 8, 1 + some as usize);
     }
 
     /// Bytes as they are (the buffer holds them and [`WRITE_SLACK`] more).
