@@ -228,6 +228,13 @@ impl Report {
                 .map(|(phase, ms)| format!("{phase} {ms:.2}"))
                 .collect();
             let _ = writeln!(out, "  server mean ms      {}", phases.join(", "));
+            if let Some(p99) = server.send_interval_p99_ms {
+                let _ = writeln!(
+                    out,
+                    "  server sent         snapshot interval p99 ≤ {p99:.1} ms (handed to QUIC, \
+                     before the network and the bots)"
+                );
+            }
         }
         out
     }

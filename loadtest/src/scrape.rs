@@ -15,6 +15,8 @@ use tokio::net::TcpStream;
 pub struct Scrape {
     /// `mmo_tick_seconds_bucket` counts by upper bound (seconds), cumulative.
     pub tick_buckets: Vec<(f64, f64)>,
+    /// `mmo_snapshot_send_interval_seconds_bucket`, the same way.
+    pub send_interval_buckets: Vec<(f64, f64)>,
     /// `mmo_ticks_total`.
     pub ticks: f64,
     /// `mmo_tick_overruns_total`.
@@ -34,6 +36,11 @@ pub struct ServerFigures {
     pub overruns: u64,
     /// Upper bound of the histogram bucket holding the 99th percentile tick, ms.
     pub tick_p99_ms: f64,
+    /// Upper bound of the bucket holding the 99th percentile of the time between two
+    /// snapshots the server handed to one client's connection, ms: the snapshot interval before QUIC, the network and the
+    /// bots add theirs. `None` from a server that does not count it.
+    #[serde(default)]
+    pub send_interval_p99_ms: Option<f64>,
     /// Clients connected at the end.
     pub clients: u64,
     /// Mean time per tick of each phase, ms.
@@ -86,10 +93,13 @@ pub fn parse(text: &str) -> Scrape {
         let value = match &sample.value {
             Value::Counter(v) | Value::Gauge(v) | Value::Untyped(v) => *v,
             Value::Histogram(buckets) => {
-                if sample.metric == "mmo_tick_seconds" {
-                    scrape.tick_buckets = buckets.iter().map(|b| (b.less_than, b.count)).collect();
-                    scrape.tick_buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-                }
+                let kept = match sample.metric.as_str() {
+                    "mmo_tick_seconds" => &mut scrape.tick_buckets,
+                    "mmo_snapshot_send_interval_seconds" => &mut scrape.send_interval_buckets,
+                    _ => continue,
+                };
+                *kept = buckets.iter().map(|b| (b.less_than, b.count)).collect();
+                kept.sort_by(|a, b| a.0.total_cmp(&b.0));
                 continue;
             }
             Value::Summary(_) => continue,
@@ -115,22 +125,30 @@ pub fn parse(text: &str) -> Scrape {
     scrape
 }
 
+/// The upper bound, ms, of the bucket holding the 99th percentile of what a histogram
+/// counted between two scrapes (cumulative counts by upper bound, seconds): the first
+/// bucket whose count over the run reaches 99% of the run's count. Infinite without counts.
+fn p99_bucket_ms(start: &[(f64, f64)], end: &[(f64, f64)]) -> f64 {
+    let count_in = |buckets: &[(f64, f64)], bound: f64| {
+        buckets
+            .iter()
+            .find(|(b, _)| *b == bound)
+            .map_or(0.0, |(_, c)| *c)
+    };
+    let all = end
+        .last()
+        .map_or(0.0, |&(bound, count)| count - count_in(start, bound));
+    end.iter()
+        .find(|&&(bound, count)| all > 0.0 && count - count_in(start, bound) >= 0.99 * all)
+        .map_or(f64::INFINITY, |&(bound, _)| bound * 1e3)
+}
+
 /// The server's figures between two scrapes.
 pub fn between(start: &Scrape, end: &Scrape) -> ServerFigures {
     let ticks = (end.ticks - start.ticks).max(0.0);
-    // The 99th percentile lies in the first bucket whose count (over the run) reaches 99%.
-    let mut tick_p99_ms = f64::INFINITY;
-    for (bound, count) in &end.tick_buckets {
-        let before = start
-            .tick_buckets
-            .iter()
-            .find(|(b, _)| b == bound)
-            .map_or(0.0, |(_, c)| *c);
-        if ticks > 0.0 && (count - before) >= 0.99 * ticks {
-            tick_p99_ms = bound * 1e3;
-            break;
-        }
-    }
+    let tick_p99_ms = p99_bucket_ms(&start.tick_buckets, &end.tick_buckets);
+    let send_interval_p99_ms = (!end.send_interval_buckets.is_empty())
+        .then(|| p99_bucket_ms(&start.send_interval_buckets, &end.send_interval_buckets));
     let phase_mean_ms = end
         .phases
         .iter()
@@ -144,6 +162,7 @@ pub fn between(start: &Scrape, end: &Scrape) -> ServerFigures {
         ticks: ticks as u64,
         overruns: (end.overruns - start.overruns).max(0.0) as u64,
         tick_p99_ms,
+        send_interval_p99_ms,
         clients: end.clients as u64,
         phase_mean_ms,
     }
@@ -184,6 +203,34 @@ mod tests {
         assert_eq!(figures.tick_p99_ms, 25.0);
         assert_eq!(figures.phase_mean_ms["paths"], 2.0);
         assert_eq!(figures.clients, 7);
+    }
+
+    /// The send interval's percentile comes from its own histogram's counts over the run;
+    /// a server that does not count it reports none.
+    #[test]
+    fn send_interval_p99_from_its_histogram() {
+        let histogram = |b50: u32, b60: u32, inf: u32| {
+            format!(
+                "# TYPE mmo_snapshot_send_interval_seconds histogram\n\
+                 mmo_snapshot_send_interval_seconds_bucket{{le=\"0.05\"}} {b50}\n\
+                 mmo_snapshot_send_interval_seconds_bucket{{le=\"0.06\"}} {b60}\n\
+                 mmo_snapshot_send_interval_seconds_bucket{{le=\"+Inf\"}} {inf}\n\
+                 mmo_snapshot_send_interval_seconds_sum 1.0\n\
+                 mmo_snapshot_send_interval_seconds_count {inf}\n"
+            )
+        };
+        let start = parse(&(page(0, [0, 0, 0], 0.0, 0) + &histogram(500, 900, 1_000)));
+        // Over the run: 1,000 intervals, 985 within 60 ms, 15 longer.
+        let end = parse(&(page(0, [0, 0, 0], 0.0, 0) + &histogram(1_000, 1_885, 2_000)));
+        assert_eq!(
+            between(&start, &end).send_interval_p99_ms,
+            Some(f64::INFINITY)
+        );
+        // 995 within 60 ms.
+        let end = parse(&(page(0, [0, 0, 0], 0.0, 0) + &histogram(1_000, 1_895, 2_000)));
+        assert_eq!(between(&start, &end).send_interval_p99_ms, Some(60.0));
+        let none = parse(&page(0, [0, 0, 0], 0.0, 0));
+        assert_eq!(between(&none, &none).send_interval_p99_ms, None);
     }
 
     #[test]

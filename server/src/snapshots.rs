@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::BytesMut;
 use protocol::{DisconnectReason, NetId};
@@ -118,6 +119,8 @@ struct Viewer {
     /// the cache for that snapshot (taken at once, it would be read from memory twice
     /// a tick, once for the acknowledgement and once for the snapshot).
     pending_ack: Option<u64>,
+    /// When its last snapshot was handed to its connection.
+    last_sent: Option<Instant>,
 }
 
 impl Viewer {
@@ -213,6 +216,7 @@ impl Snapshotter {
                     congested_ticks: 0,
                     kicked: false,
                     pending_ack: None,
+                    last_sent: None,
                 },
             );
         }
@@ -293,6 +297,10 @@ impl Snapshotter {
             }
             self.arena.extend_from_slice(datagram);
             viewer.sink.send(self.arena.split().freeze());
+            let now = Instant::now();
+            if let Some(last) = viewer.last_sent.replace(now) {
+                self.metrics.observe_send_interval(now - last);
+            }
         }
     }
 }
@@ -431,6 +439,38 @@ pub(crate) mod tests {
             }],
             changes,
         }
+    }
+
+    /// Every snapshot after a client's first counts the time since the one before in
+    /// `mmo_snapshot_send_interval_seconds`; a tick the client is skipped (here: a job
+    /// that does not list it) makes that time longer.
+    #[test]
+    fn the_time_between_a_clients_snapshots_is_counted() {
+        let metrics = Arc::new(Metrics::default());
+        let mut snapshotter = snapshotter(100_000, 200, Arc::clone(&metrics));
+        let (changes, _kicks) = joining(Recorder::default());
+        snapshotter.serve(one_client_job(1, Arc::new(frame(1)), changes), 1);
+        let count = |metrics: &Metrics| {
+            let text = metrics.render().unwrap_or_default();
+            let line = text
+                .lines()
+                .find(|line| line.starts_with("mmo_snapshot_send_interval_seconds_count"))
+                .map(str::to_owned);
+            line.and_then(|line| line.split(' ').nth(1)?.parse::<u64>().ok())
+        };
+        assert_eq!(count(&metrics), Some(0));
+        std::thread::sleep(std::time::Duration::from_millis(70));
+        snapshotter.serve(
+            one_client_job(2, Arc::new(frame(2)), Membership::default()),
+            1,
+        );
+        assert_eq!(count(&metrics), Some(1));
+        // At least the 70 ms slept: not in the buckets up to 65 ms.
+        let text = metrics.render().unwrap_or_default();
+        assert!(
+            text.contains("mmo_snapshot_send_interval_seconds_bucket{le=\"0.065\"} 0\n"),
+            "{text}"
+        );
     }
 
     #[test]
