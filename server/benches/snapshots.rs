@@ -230,6 +230,7 @@ impl Served {
             snapshot_max_bytes: setup.config.snapshot_max_bytes,
             slow_client_ticks: setup.config.slow_client_ticks,
             workers,
+            nice: 0,
         };
         let pool =
             SnapshotPool::start(config, Arc::new(Metrics::default())).expect("the workers start");

@@ -204,6 +204,11 @@ pub struct Config {
     /// docs/benchmarks.md). Below 0 needs `CAP_SYS_NICE` (root has it; in Docker,
     /// `cap_add: [SYS_NICE]`); without it the server logs a warning and goes on.
     pub world_nice: i32,
+    /// Niceness each snapshot worker thread asks for, as [`Config::world_nice`] for the
+    /// world: on a machine whose cores it shares, a negative value keeps the time between
+    /// a client's snapshots steady (`mmo_snapshot_send_interval_seconds`), at the cost of
+    /// the other threads (QUIC's among them). 0, the default, leaves them at the process's.
+    pub snapshot_nice: i32,
     /// Receive buffer to ask the kernel for on the QUIC socket, bytes. Linux grants at most
     /// `net.core.rmem_max` (the server warns when it gets less); a burst of packets beyond
     /// the buffer is dropped by the kernel (`mmo_udp_receive_drops_total`).
@@ -272,6 +277,7 @@ impl Default for Config {
             snapshot_workers: 0,
             quic_threads: 0,
             world_nice: 0,
+            snapshot_nice: 0,
             socket_recv_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             socket_send_buffer_bytes: DEFAULT_SOCKET_BUFFER_BYTES,
             log_format: LogFormat::Human,
@@ -371,6 +377,7 @@ impl Config {
             });
         }
         between("world_nice", self.world_nice, -20..=19)?;
+        between("snapshot_nice", self.snapshot_nice, -20..=19)?;
         between(
             "socket_recv_buffer_bytes",
             self.socket_recv_buffer_bytes,
@@ -604,7 +611,7 @@ path_corner_graph = true
     }
     #[test]
     fn validation_errors_are_typed_and_name_the_setting() {
-        let cases: [(Config, &str); 6] = [
+        let cases: [(Config, &str); 8] = [
             (
                 Config {
                     key: Some(PathBuf::from("key.pem")),
@@ -646,6 +653,20 @@ path_corner_graph = true
                     ..Config::default()
                 },
                 "socket_send_buffer_bytes",
+            ),
+            (
+                Config {
+                    world_nice: -21,
+                    ..Config::default()
+                },
+                "world_nice",
+            ),
+            (
+                Config {
+                    snapshot_nice: 20,
+                    ..Config::default()
+                },
+                "snapshot_nice",
             ),
         ];
         for (config, setting) in cases {

@@ -730,6 +730,7 @@ mod tests {
                 snapshot_max_bytes: 800,
                 slow_client_ticks: 200,
                 workers: 1,
+                nice: 0,
             },
             Arc::clone(&metrics),
         );

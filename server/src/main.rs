@@ -76,6 +76,15 @@ struct RunArgs {
         allow_hyphen_values = true
     )]
     world_nice: Option<i32>,
+    /// Niceness each snapshot worker thread asks for, as --world-nice for the world
+    /// [default: 0].
+    #[arg(
+        long,
+        value_name = "N",
+        env = "MMO_SNAPSHOT_NICE",
+        allow_hyphen_values = true
+    )]
+    snapshot_nice: Option<i32>,
     /// Seed of the spawn generator and the world [default: 1].
     #[arg(long, value_name = "K", env = "MMO_SEED")]
     seed: Option<u64>,
@@ -369,6 +378,7 @@ fn config_of(args: RunArgs) -> Result<Config> {
         snapshot_workers,
         quic_threads,
         world_nice,
+        snapshot_nice,
         seed,
         path_budget,
         path_budget_per_body,

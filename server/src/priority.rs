@@ -1,8 +1,10 @@
-//! The world thread's scheduling priority. The world's tick waits on nothing but the CPU,
-//! and on a machine whose cores it shares with QUIC, the snapshot workers and whatever
-//! else runs there, a tick that waits for a core is a late tick for every player. The
-//! world thread can ask the kernel to run it first (a lower niceness, `world_nice`; off by
-//! default: what it takes first is missing elsewhere).
+//! The scheduling priority of the world thread and the snapshot workers. The world's tick
+//! waits on nothing but the CPU, and on a machine whose cores it shares with QUIC, the
+//! snapshot workers and whatever else runs there, a tick that waits for a core is a late
+//! tick for every player; a snapshot worker that waits for one hands some clients their
+//! snapshots late, and the time between their snapshots varies. Either can ask the kernel
+//! to run it first (a lower niceness, `world_nice` and `snapshot_nice`; off by default:
+//! what they take first is missing elsewhere).
 
 use tracing::{info, warn};
 

@@ -259,6 +259,7 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
         snapshot_max_bytes: config.snapshot_max_bytes,
         slow_client_ticks: config.slow_client_ticks,
         workers: config.snapshot_workers as usize,
+        nice: config.snapshot_nice,
     };
     type WorldBody = Box<dyn FnOnce(mpsc::Receiver<ToWorld>, Arc<AtomicBool>) + Send>;
     let world_body: WorldBody = match world {

@@ -95,6 +95,7 @@ impl SnapshotPool {
             let thread = std::thread::Builder::new()
                 .name(format!("snapshots-{shard}"))
                 .spawn(move || {
+                    crate::priority::apply(&format!("snapshots-{shard}"), config.nice);
                     let mut snapshotter = Snapshotter::new(config, Arc::clone(&metrics));
                     let mut pace = Pace::default();
                     while let Ok(ShardJob { job, stride }) = inbox.recv() {

@@ -51,6 +51,7 @@ fn run(workers: usize) -> BTreeMap<SessionId, Vec<Bytes>> {
         snapshot_max_bytes: 800,
         slow_client_ticks: 200,
         workers,
+        nice: 0,
     };
     let mut pool = SnapshotPool::start(config, metrics).unwrap();
     assert_eq!(pool.workers(), workers);
@@ -158,6 +159,7 @@ fn a_busy_worker_skips_the_tick_and_its_shards_changes_come_back() {
         snapshot_max_bytes: 800,
         slow_client_ticks: 200,
         workers: 2,
+        nice: 0,
     };
     let mut pool = SnapshotPool::start(config, Arc::new(Metrics::default())).unwrap();
     let frame = Arc::new(frame(1));

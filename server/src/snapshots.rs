@@ -101,6 +101,9 @@ pub struct SnapshotConfig {
     /// Snapshot worker threads ([`crate::snapshot_pool`]); 0: the cores left after the
     /// world's thread.
     pub workers: usize,
+    /// Niceness each worker thread asks for ([`crate::config::Config::snapshot_nice`]; 0
+    /// leaves it).
+    pub nice: i32,
 }
 
 struct Viewer {
@@ -400,6 +403,7 @@ pub(crate) mod tests {
             snapshot_max_bytes: 800,
             slow_client_ticks,
             workers: 1,
+            nice: 0,
         };
         Snapshotter::new(config, metrics)
     }
