@@ -37,8 +37,9 @@ pub struct ServerFigures {
     /// Upper bound of the histogram bucket holding the 99th percentile tick, ms.
     pub tick_p99_ms: f64,
     /// Upper bound of the bucket holding the 99th percentile of the time between two
-    /// snapshots the server handed to one client's connection, ms: the snapshot interval before QUIC, the network and the
-    /// bots add theirs. `None` from a server that does not count it.
+    /// snapshots the server handed to one client's connection, ms: the snapshot interval
+    /// before QUIC, the network and the bots add theirs. `None` from a server that does
+    /// not count it.
     #[serde(default)]
     pub send_interval_p99_ms: Option<f64>,
     /// Clients connected at the end.
