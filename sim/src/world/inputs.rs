@@ -2,7 +2,7 @@
 //! are counted, never applied.
 
 use super::bodies::Body;
-use super::{DT_SECS, World, finite, to_point, to_vec};
+use super::{DT_SECS, MAX_RADIUS_M, World, finite, to_point, to_vec};
 use crate::types::{Brain, Input};
 
 impl World {
@@ -105,16 +105,15 @@ impl World {
                 true
             }
             Input::MoveInDirection(id, dir) => {
-                let len = dir.length();
-                if !finite(*dir) || len == 0.0 {
+                let Some(unit) = unit(*dir) else {
                     return false;
-                }
+                };
                 let Some(b) = self.bodies.get_mut(*id).filter(|b| !b.ghost) else {
                     return false;
                 };
                 b.goal = None;
                 b.clear_path();
-                b.direction = Some(*dir / len);
+                b.direction = Some(unit);
                 true
             }
             Input::Stop(id) => {
@@ -138,12 +137,24 @@ impl World {
     }
 }
 
-/// Whether a new body's place, radius and speed are usable: finite, a positive radius, a
-/// speed of at least 0.
+/// `dir` scaled to length 1, or `None` when it has no direction (zero, or not finite).
+/// Scaled by its larger component first, so that the length neither overflows (a
+/// component above about 1.8e19 squares to infinity in `f32`) nor underflows to zero.
+fn unit(dir: crate::types::Vec2) -> Option<crate::types::Vec2> {
+    let largest = dir.x.abs().max(dir.y.abs());
+    if !finite(dir) || largest == 0.0 {
+        return None;
+    }
+    let scaled = dir / largest;
+    Some(scaled / scaled.length())
+}
+
+/// Whether a new body's place, radius and speed are usable: finite, a positive radius up
+/// to [`MAX_RADIUS_M`], a speed of at least 0.
 fn valid_body(pos: crate::types::Vec2, radius_m: f32, speed_mps: f32) -> bool {
     finite(pos)
         && radius_m > 0.0
-        && radius_m.is_finite()
+        && radius_m <= MAX_RADIUS_M
         && speed_mps >= 0.0
         && speed_mps.is_finite()
 }

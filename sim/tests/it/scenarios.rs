@@ -133,8 +133,16 @@ fn invalid_inputs_are_counted_not_applied() {
             closed: true,
         },
         npc(2.0, 1.5, 0.4, Brain::Idle),
+        // Larger than any body the world takes (`MAX_RADIUS_M`).
+        npc(5.0, 1.5, 1e30, Brain::Idle),
+        Input::SpawnGhost {
+            kind: Kind::Npc,
+            pos: Vec2::new(5.0, 1.5),
+            radius_m: sim::MAX_RADIUS_M * 1.01,
+            speed_mps: 1.0,
+        },
     ]);
-    assert_eq!(out.invalid_inputs, 3);
+    assert_eq!(out.invalid_inputs, 5);
     assert_eq!(out.spawned.len(), 1);
 }
 
@@ -332,6 +340,25 @@ fn player_walking_in_a_direction_stops_at_the_wall() {
     let before = world.body(id).unwrap().pos;
     world.step(&[]);
     assert_eq!(world.body(id).unwrap().pos, before);
+}
+
+/// Only a direction's direction counts, however long or short it is written: one whose
+/// squared length overflows `f32` (or underflows to zero) walks as one of length 1.
+#[test]
+fn a_direction_walks_the_same_whatever_its_length() {
+    let mut ends = Vec::new();
+    for scale in [1.0, 1e20, 1e-20, f32::MAX] {
+        let mut world = World::new(WorldConfig::default(), polygon_mesh(CORRIDOR), 2);
+        let id = world.step(&[player(5.0, 1.5, 2.0)]).spawned[0];
+        let out = world.step(&[Input::MoveInDirection(id, Vec2::new(scale, 0.0))]);
+        assert_eq!(out.invalid_inputs, 0, "scale {scale}");
+        for _ in 0..20 {
+            world.step(&[]);
+        }
+        ends.push(world.body(id).unwrap().pos);
+    }
+    assert!(ends[0].x > 6.0, "walked to {:?}", ends[0]);
+    assert!(ends.iter().all(|&end| end == ends[0]), "{ends:?}");
 }
 
 #[test]
