@@ -26,4 +26,4 @@ pub use types::{
     Brain, CRAWL_RATIO, EntityId, Input, Kind, Motion, NoClock, PhaseClock, PhaseTimes, StepOutput,
     Tick, Vec2, WorldConfig,
 };
-pub use world::{BodyDetail, BodyView, Carried, DT_SECS, World};
+pub use world::{BodyDetail, BodyView, Carried, DT_SECS, MAX_RADIUS_M, World};

@@ -66,6 +66,12 @@ use paths::PathQueue;
 /// The fixed tick length: 20 ticks per simulated second.
 pub const DT_SECS: f32 = 0.05;
 
+/// The largest body radius the world takes, metres: a spawn, ghost or carried body with a
+/// larger one is refused. The contact and neighbour searches reach as far as the largest
+/// body in the world, so one vast body (from a bad spawn or a zone's frame) would make
+/// every search cover the whole map for as long as the world runs.
+pub const MAX_RADIUS_M: f32 = 10.0;
+
 /// Overlap below this fraction of the radius is contact, not overlap (rounding).
 const OVERLAP_TOLERANCE: f32 = 1e-3;
 

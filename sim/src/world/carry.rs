@@ -4,7 +4,7 @@
 //! same patience before it gives up its goal.
 
 use super::bodies::Body;
-use super::{World, finite, to_point, to_vec};
+use super::{MAX_RADIUS_M, World, finite, to_point, to_vec};
 use crate::types::{Brain, EntityId, Kind, Motion, Vec2};
 
 /// Everything a body is, taken out of one world to go on in another
@@ -44,7 +44,7 @@ pub struct Carried {
 
 impl Carried {
     /// Whether every number in it is usable: finite points (its patrol's among them), a
-    /// positive finite radius, a finite speed of at least 0.
+    /// positive radius up to [`MAX_RADIUS_M`], a finite speed of at least 0.
     pub fn is_valid(&self) -> bool {
         let points = [
             Some(self.pos),
@@ -54,7 +54,7 @@ impl Carried {
             self.heading,
         ];
         self.radius_m > 0.0
-            && self.radius_m.is_finite()
+            && self.radius_m <= MAX_RADIUS_M
             && self.speed_mps >= 0.0
             && self.speed_mps.is_finite()
             && !self.best_goal_dist.is_nan()

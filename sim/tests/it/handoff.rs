@@ -83,6 +83,10 @@ fn a_carried_body_with_bad_numbers_is_refused() {
             ..good.clone()
         },
         Carried {
+            radius_m: 1e30,
+            ..good.clone()
+        },
+        Carried {
             path: vec![Vec2::new(1.0, f32::INFINITY)],
             ..good.clone()
         },
@@ -93,7 +97,7 @@ fn a_carried_body_with_bad_numbers_is_refused() {
     ];
     let inputs: Vec<Input> = bad.into_iter().map(|c| Input::Adopt(Box::new(c))).collect();
     let out = world.step(&inputs);
-    assert_eq!(out.invalid_inputs, 4);
+    assert_eq!(out.invalid_inputs, 5);
     assert!(out.spawned.is_empty());
     assert_eq!(world.bodies().count(), 1);
 }
