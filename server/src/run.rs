@@ -267,7 +267,7 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
             use crate::cluster::gateway;
             let (bus_tx, bus_rx) = mpsc::channel(INBOX);
             let (out_tx, out_rx) = mpsc::channel(INBOX);
-            gateway::listen_frames(client.clone(), bus_tx.clone()).await?;
+            gateway::listen_frames(client.clone(), Arc::clone(&file), bus_tx.clone()).await?;
             tokio::spawn(gateway::publish(
                 client,
                 Arc::clone(&file),

@@ -415,7 +415,10 @@ impl Router {
                     self.frames
                         .insert(frame.zone.clone(), (*frame, Instant::now()));
                 } else {
-                    warn!(zone = %frame.zone, "a frame from a zone the cluster file does not name: ignored");
+                    warn!(
+                        zone = %bus_io::shown(&frame.zone),
+                        "a frame from a zone the cluster file does not name: ignored"
+                    );
                 }
             }
             GatewayIn::Joined(id, answer) => {

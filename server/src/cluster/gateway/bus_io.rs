@@ -18,20 +18,32 @@ use crate::persist::Persist;
 /// Subscribes to every zone's frames and forwards them to the router.
 pub(crate) async fn listen_frames(
     client: async_nats::Client,
+    file: Arc<ClusterFile>,
     inbox: mpsc::Sender<GatewayIn>,
 ) -> anyhow::Result<()> {
-    // The zones' directory, logged: a zone that starts, or starts again.
+    // The zones' directory, logged: a zone that starts, or starts again. Only the cluster
+    // file's zones are remembered: each new name would be kept for ever.
     let mut directory = client.subscribe(DIRECTORY).await?;
     tokio::spawn(async move {
-        let mut known: HashMap<String, u32> = HashMap::new();
+        let mut heard = Directory {
+            file,
+            known: HashMap::new(),
+        };
         while let Some(message) = directory.next().await {
-            if let Ok(BusMessage::Announce(zone)) = bus::decode(&message.subject, &message.payload)
-                && known.insert(zone.zone.clone(), zone.incarnation) != Some(zone.incarnation)
-            {
-                info!(
+            let Ok(BusMessage::Announce(zone)) = bus::decode(&message.subject, &message.payload)
+            else {
+                continue;
+            };
+            match heard.announced(&zone.zone, zone.incarnation) {
+                Heard::Up => info!(
                     zone = %zone.zone, incarnation = zone.incarnation, region = ?zone.region,
                     reals = zone.reals, "zone up"
-                );
+                ),
+                Heard::Again => {}
+                Heard::Unknown => warn!(
+                    zone = %shown(&zone.zone),
+                    "an announcement from a zone the cluster file does not name: ignored"
+                ),
             }
         }
     });
@@ -50,6 +62,44 @@ pub(crate) async fn listen_frames(
         }
     });
     Ok(())
+}
+
+/// The zones heard on the directory, each with its latest incarnation: only the cluster
+/// file's, so that announcements under other names cannot grow it.
+struct Directory {
+    file: Arc<ClusterFile>,
+    known: HashMap<String, u32>,
+}
+
+/// What an announcement told the gateway.
+#[derive(Debug, PartialEq, Eq)]
+enum Heard {
+    /// A zone of the cluster file started, or started again.
+    Up,
+    /// Its incarnation was already known.
+    Again,
+    /// The cluster file names no such zone.
+    Unknown,
+}
+
+impl Directory {
+    fn announced(&mut self, zone: &str, incarnation: u32) -> Heard {
+        if !self.file.zones.iter().any(|spec| spec.name == zone) {
+            Heard::Unknown
+        } else if self.known.insert(zone.to_owned(), incarnation) == Some(incarnation) {
+            Heard::Again
+        } else {
+            Heard::Up
+        }
+    }
+}
+
+/// A zone name from the bus as a log line shows it: its first 64 characters (a name the
+/// cluster file does not know can be as long as a bus message).
+pub(crate) fn shown(name: &str) -> &str {
+    name.char_indices()
+        .nth(64)
+        .map_or(name, |(end, _)| &name[..end])
 }
 
 /// Publishes what the router says; joins wait for their answer on tasks of their own.
@@ -153,4 +203,45 @@ async fn ask_zone(
         },
     };
     GatewayIn::Joined(id, answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use super::{Directory, Heard, shown};
+    use crate::cluster::ClusterFile;
+
+    /// Announcements under names the cluster file does not give are not remembered.
+    #[test]
+    fn the_directory_remembers_only_the_cluster_files_zones() {
+        let file = ClusterFile::from_toml(
+            "npcs = 0\nnats = \"nats://127.0.0.1:4222\"\n\
+             [[zones]]\nname = \"west\"\nregion = [0.0, 0.0, 20.0, 20.0]\n\
+             [[gateways]]\nname = \"gw1\"\nlisten = \"127.0.0.1:0\"\n\
+             metrics_listen = \"127.0.0.1:0\"\n",
+        )
+        .unwrap();
+        let mut directory = Directory {
+            file: Arc::new(file),
+            known: HashMap::new(),
+        };
+        assert_eq!(directory.announced("west", 1), Heard::Up);
+        assert_eq!(directory.announced("west", 1), Heard::Again);
+        assert_eq!(directory.announced("west", 2), Heard::Up);
+        for n in 0..100 {
+            let name = format!("{n}{}", "x".repeat(1000));
+            assert_eq!(directory.announced(&name, 1), Heard::Unknown);
+        }
+        assert_eq!(directory.known.len(), 1);
+    }
+
+    #[test]
+    fn a_zone_name_is_shown_up_to_64_characters() {
+        assert_eq!(shown("west"), "west");
+        let long = "é".repeat(100);
+        assert_eq!(shown(&long), "é".repeat(64));
+        assert_eq!(shown(&"z".repeat(64)), "z".repeat(64));
+    }
 }
