@@ -28,6 +28,16 @@ pub(super) struct Segment {
     pub(super) row1: u32,
 }
 
+impl Segment {
+    /// How many cells its bounding box covers.
+    fn cells(&self) -> u64 {
+        u64::from(self.col1 - self.col0 + 1) * u64::from(self.row1 - self.row0 + 1)
+    }
+}
+
+/// The most cells a segment is listed in, on average, before the grid's cells grow.
+const MAX_ITEMS_PER_SEGMENT: u64 = 16;
+
 /// A uniform grid over the map bounds; each cell lists the segments whose bounding box
 /// overlaps it (compressed rows: `cell_start` indexes `items`).
 pub(super) struct SegmentGrid {
@@ -91,34 +101,28 @@ impl SegmentGrid {
         } {
             cell *= 1.25;
         }
-        let (cols, rows) = dims(cell);
-        let mut grid = SegmentGrid {
-            origin: min,
-            inv_cell: 1.0 / cell,
-            cols: cols as usize,
-            rows: rows as usize,
-            cell_start: Vec::new(),
-            items: Vec::new(),
-            segments: Vec::with_capacity(count),
-        };
-        for (r, ring) in rings.iter().enumerate() {
-            let n = ring.points.len();
-            for i in 0..n {
-                let (a, b) = (ring.points[i], ring.points[(i + 1) % n]);
-                let (col0, row0) = grid.cell_of(Point::new(a.x.min(b.x), a.y.min(b.y)));
-                let (col1, row1) = grid.cell_of(Point::new(a.x.max(b.x), a.y.max(b.y)));
-                grid.segments.push(Segment {
-                    a,
-                    b,
-                    ring: r as u32,
-                    index: i as u32,
-                    col0: col0 as u32,
-                    col1: col1 as u32,
-                    row0: row0 as u32,
-                    row1: row1 as u32,
-                });
+        // A few long edges among many short ones (a map drawn to be slow: long diagonals
+        // across a staircase of short steps) would each be listed in most cells; larger
+        // cells keep the lists to a few entries a segment, and their counts in 32 bits.
+        let max_items = (MAX_ITEMS_PER_SEGMENT * count as u64 + 4096).min(u64::from(u32::MAX));
+        let mut grid = loop {
+            let (cols, rows) = dims(cell);
+            let mut grid = SegmentGrid {
+                origin: min,
+                inv_cell: 1.0 / cell,
+                cols: cols as usize,
+                rows: rows as usize,
+                cell_start: Vec::new(),
+                items: Vec::new(),
+                segments: Vec::with_capacity(count),
+            };
+            grid.place_segments(rings);
+            let items: u64 = grid.segments.iter().map(Segment::cells).sum();
+            if items <= max_items || grid.cols * grid.rows == 1 {
+                break grid;
             }
-        }
+            cell *= 2.0;
+        };
         // Two passes: count per cell, then fill in segment order.
         let cols = grid.cols;
         let mut start = vec![0u32; grid.cols * grid.rows + 1];
@@ -146,6 +150,28 @@ impl SegmentGrid {
         grid.cell_start = start;
         grid.items = items;
         grid
+    }
+
+    /// Lists every ring edge with the range of cells its bounding box covers.
+    fn place_segments(&mut self, rings: &[Ring]) {
+        for (r, ring) in rings.iter().enumerate() {
+            let n = ring.points.len();
+            for i in 0..n {
+                let (a, b) = (ring.points[i], ring.points[(i + 1) % n]);
+                let (col0, row0) = self.cell_of(Point::new(a.x.min(b.x), a.y.min(b.y)));
+                let (col1, row1) = self.cell_of(Point::new(a.x.max(b.x), a.y.max(b.y)));
+                self.segments.push(Segment {
+                    a,
+                    b,
+                    ring: r as u32,
+                    index: i as u32,
+                    col0: col0 as u32,
+                    col1: col1 as u32,
+                    row0: row0 as u32,
+                    row1: row1 as u32,
+                });
+            }
+        }
     }
 
     /// The cell containing `p` (monotone in each coordinate, clamped to the grid).
@@ -364,6 +390,40 @@ mod tests {
     use super::*;
     use crate::validate::fixtures::{OUTER, err, lcg, map, prepared, pts, region, square};
     use crate::validate::{EdgeRef, RingKind, ValidationError, VertexRef, validate};
+
+    /// A ring of many short edges (a staircase) and a hundred long ones across the whole
+    /// map: the long edges' bounding boxes cover most cells, so the grid's cells grow until
+    /// the lists hold a few entries a segment (about 2 million at the average edge's cell
+    /// size), and validation still finds the crossing the ring ends with.
+    #[test]
+    fn long_edges_across_the_map_keep_the_grid_small() {
+        let side = 10_000.0;
+        let mut points = Vec::new();
+        for step in 0..10_000 {
+            let at = f64::from(step);
+            points.push((at, at));
+            points.push((at + 1.0, at));
+        }
+        // Back to the start along a zigzag of diagonals over the whole map.
+        for tooth in 0..50 {
+            let lift = 1.0 + f64::from(49 - tooth) * 0.1;
+            points.push((side, side + lift));
+            points.push((0.0, lift));
+        }
+        // The last edge crosses the first step.
+        points.push((0.5, -1.0));
+        let input = map(vec![region(pts(&points), vec![])]);
+        let (_, grid) = prepared(&input);
+        let segments = grid.segments.len() as u64;
+        assert!(
+            (grid.items.len() as u64) <= MAX_ITEMS_PER_SEGMENT * segments + 4096,
+            "{} items for {segments} segments in {} by {} cells",
+            grid.items.len(),
+            grid.cols,
+            grid.rows
+        );
+        assert!(matches!(err(input), ValidationError::EdgesCross { .. }));
+    }
 
     #[test]
     fn squares_touching_at_a_corner_are_valid() {
