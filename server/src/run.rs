@@ -68,6 +68,9 @@ struct WorldThread {
     /// Set to end the loop.
     stop: Arc<AtomicBool>,
     thread: std::thread::JoinHandle<()>,
+    /// A gateway's bus publisher: it ends when the router has stopped, once NATS has
+    /// taken what the router sent last.
+    bus: Option<tokio::task::JoinHandle<()>>,
     /// Resolves when the thread has ended.
     ended: oneshot::Receiver<()>,
 }
@@ -262,19 +265,21 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
         nice: config.snapshot_nice,
     };
     type WorldBody = Box<dyn FnOnce(mpsc::Receiver<ToWorld>, Arc<AtomicBool>) + Send>;
+    // A gateway's bus publisher, which the shutdown waits for once the router has stopped.
+    let mut bus = None;
     let world_body: WorldBody = match world {
         WorldKind::Cluster((file, index, client)) => {
             use crate::cluster::gateway;
             let (bus_tx, bus_rx) = mpsc::channel(INBOX);
             let (out_tx, out_rx) = mpsc::channel(INBOX);
             gateway::listen_frames(client.clone(), Arc::clone(&file), bus_tx.clone()).await?;
-            tokio::spawn(gateway::publish(
+            bus = Some(tokio::spawn(gateway::publish(
                 client,
                 Arc::clone(&file),
                 persist.clone(),
                 out_rx,
                 bus_tx,
-            ));
+            )));
             let spawn_point = config
                 .spawn_point
                 .map(|[x, y]| ((x, y), config.spawn_spread_m));
@@ -374,6 +379,7 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
         WorldThread {
             stop,
             thread: world_thread,
+            bus,
             ended: ended_rx,
         },
         http,
@@ -596,6 +602,10 @@ async fn accept_loop(
     let joined = tokio::task::spawn_blocking(move || thread.join())
         .await
         .map_err(|err| anyhow!("cannot join the world thread: {err}"))?;
+    if let Some(bus) = world.bus {
+        // The publisher waits at most 2 s for NATS; this bounds a stuck one.
+        let _ = tokio::time::timeout(Duration::from_secs(3), bus).await;
+    }
     endpoint.close(
         DisconnectReason::Shutdown.code().into(),
         b"server shut down",

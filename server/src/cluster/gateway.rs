@@ -636,6 +636,9 @@ impl Router {
     }
 }
 
+/// How long a stopping gateway waits for the bus queue to take its last joins and leaves.
+const FINISH_PATIENCE: Duration = Duration::from_secs(2);
+
 /// The router's loop: the world thread of a gateway.
 pub(crate) fn run_loop(
     mut router: Router,
@@ -682,6 +685,12 @@ pub(crate) fn run_loop(
         ready.store(true, Ordering::Relaxed);
         pacer.wait(&metrics);
     }
+    // The sessions that ended with the shutdown sent their leaves just before it: each must
+    // reach its zone, or the character stays there with nobody playing it.
+    while let Ok(message) = sessions.try_recv() {
+        router.handle(message);
+    }
+    router.outbox.finish(FINISH_PATIENCE);
     let panicked = pool.stop();
     if panicked > 0 {
         error!(panicked, "snapshot workers panicked");

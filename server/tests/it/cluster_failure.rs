@@ -169,3 +169,68 @@ async fn a_zone_killed_and_restarted_gives_its_players_back() {
     }
     gateway.shutdown().await.unwrap();
 }
+
+/// A gateway shut down while its players play: the sessions end with the shutdown, and
+/// each one's leave reaches its zone before the gateway is gone, so no character stays in
+/// the world with nobody playing it (the census's players at the end).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_shut_down_takes_its_players_out_of_the_zones() {
+    let (_nats, url) = nats();
+    let dir = scratch("cluster-gateway-stop");
+    let (file, metrics) = two_zones(&dir, &url, 50, None);
+    let _west = zone(&file, "west");
+    let _east = zone(&file, "east");
+    for m in metrics {
+        wait_ticking(m).await;
+    }
+    let census = census(&url, 2).await;
+    let gateway = start_gateway(
+        Config {
+            max_clients_per_ip: 1_000,
+            shutdown_grace_secs: 0.5,
+            ..Config::default()
+        },
+        &file,
+        None,
+    )
+    .await
+    .unwrap();
+    let (addr, fingerprint) = (gateway.quic_addr, gateway.fingerprint);
+    let mut players = Vec::new();
+    for k in 0..PLAYERS {
+        let (joined, in_world) = tokio::sync::oneshot::channel();
+        players.push(tokio::spawn(async move {
+            let endpoint = client::endpoint(addr, Trust::Pinned(fingerprint)).unwrap();
+            let mut client = Client::connect(&endpoint, addr, &format!("leaver-{k}"))
+                .await
+                .unwrap();
+            let me = client.welcome().entity;
+            let mut joined = Some(joined);
+            // Until the shutdown ends the session.
+            while client.next_snapshot().await.is_ok() {
+                if client.view().and_then(|(_, view)| view.get(me)).is_some()
+                    && let Some(joined) = joined.take()
+                {
+                    let _ = joined.send(());
+                }
+            }
+        }));
+        tokio::time::timeout(Duration::from_secs(20), in_world)
+            .await
+            .expect("a player's character never came")
+            .unwrap();
+    }
+    gateway.shutdown().await.unwrap();
+    for player in players {
+        player.await.unwrap();
+    }
+    // Frames of a second and more after the last leave.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let census = census.finish().await;
+    println!("census {census:?}");
+    assert_eq!(
+        census.players_last, 0,
+        "characters left in the zones: {census:?}"
+    );
+    assert_eq!(census.doubles, 0, "ids real twice: {census:?}");
+}

@@ -136,7 +136,17 @@ pub(crate) async fn publish(
             }
         }
     }
+    // The router has stopped: what it published last (the leaves of its players) must
+    // leave the client's buffer before the process ends.
+    match tokio::time::timeout(FLUSH_PATIENCE, client.flush()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => warn!(%err, "cannot flush the bus as the gateway stops"),
+        Err(_) => warn!("the bus was not flushed within 2 s as the gateway stopped"),
+    }
 }
+
+/// How long a stopping gateway waits for NATS to take what it published last.
+const FLUSH_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// With `reload` (a character asked for again after its zone died), the request's
 /// position from the store, kept when the store has none. A character the store cannot

@@ -9,6 +9,7 @@
 //! reserve taken wait, in order, in a backlog that is offered again before anything else.
 
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tracing::{error, warn};
@@ -115,6 +116,27 @@ impl Outbox {
             }
         }
         self.loud_at = 1;
+    }
+
+    /// Hands the backlog to the queue as the gateway stops, waiting for room up to
+    /// `patience`: the leaves of the sessions that ended with the shutdown are in it.
+    /// `false` when some were left (the publisher stuck or gone).
+    pub(super) fn finish(&mut self, patience: Duration) -> bool {
+        let deadline = Instant::now() + patience;
+        loop {
+            self.flush();
+            if self.backlog.is_empty() {
+                return !self.closed;
+            }
+            if Instant::now() >= deadline {
+                error!(
+                    waiting = self.backlog.len(),
+                    "joins and leaves the bus did not take before the gateway stopped"
+                );
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Joins and leaves waiting for the queue.
