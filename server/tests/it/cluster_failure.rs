@@ -4,13 +4,14 @@
 //! real in two zones.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use client::{Client, Fingerprint, Trust};
 use protocol::Command as Order;
 use server::config::Config;
-use server::run::start_gateway;
+use server::run::{Running, start_gateway};
 use store::test_postgres::TestPostgres;
 use tokio::sync::watch;
 
@@ -30,6 +31,16 @@ struct Seen {
     back_at: Option<(f32, f32)>,
     /// Whether its session ended before the test stopped it.
     ended: bool,
+}
+
+/// The cluster file's gateway, its sessions ending half a second after a shutdown notice.
+async fn gateway(file: &Path) -> Running {
+    let config = Config {
+        max_clients_per_ip: 1_000,
+        shutdown_grace_secs: 0.5,
+        ..Config::default()
+    };
+    start_gateway(config, file, None).await.unwrap()
 }
 
 async fn play(
@@ -98,17 +109,7 @@ async fn a_zone_killed_and_restarted_gives_its_players_back() {
         wait_ticking(m).await;
     }
     let census = census(&url, 2).await;
-    let gateway = start_gateway(
-        Config {
-            max_clients_per_ip: 1_000,
-            shutdown_grace_secs: 0.5,
-            ..Config::default()
-        },
-        &file,
-        None,
-    )
-    .await
-    .unwrap();
+    let gateway = gateway(&file).await;
     let seen = Arc::new(Mutex::new(BTreeMap::new()));
     let (stop, stopped) = watch::channel(false);
     let players: Vec<_> = (0..PLAYERS)
@@ -184,17 +185,7 @@ async fn a_gateway_shut_down_takes_its_players_out_of_the_zones() {
         wait_ticking(m).await;
     }
     let census = census(&url, 2).await;
-    let gateway = start_gateway(
-        Config {
-            max_clients_per_ip: 1_000,
-            shutdown_grace_secs: 0.5,
-            ..Config::default()
-        },
-        &file,
-        None,
-    )
-    .await
-    .unwrap();
+    let gateway = gateway(&file).await;
     let (addr, fingerprint) = (gateway.quic_addr, gateway.fingerprint);
     let mut players = Vec::new();
     for k in 0..PLAYERS {
