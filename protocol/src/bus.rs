@@ -4,7 +4,7 @@
 //! these: a gateway speaks the client protocol of the rest of this crate.
 //!
 //! Every payload is one [`BusMessage`], encoded by [`crate::codec::encode_bus`]: a version
-//! byte ([`BUS_VERSION`]) and the message in the same encoding as the client protocol, at
+//! byte ([`BUS_VERSION`], 2 since gateways say they are alive) and the message in the same encoding as the client protocol, at
 //! most [`crate::codec::MAX_BUS_BYTES`]. Entity ids ([`NetId`]) are cluster-wide: a body
 //! keeps its id when it moves between zones, and its **epoch** grows by one at every
 //! handoff, so of two claims on one id the higher epoch is the newer.
@@ -16,7 +16,7 @@ use crate::messages::{Command, EntityKind, Motion, NetId};
 /// The bus protocol's version, the first byte of every payload. A process refuses
 /// payloads of another version (counted and logged), so zones and gateways of one cluster
 /// must be upgraded together.
-pub const BUS_VERSION: u8 = 1;
+pub const BUS_VERSION: u8 = 2;
 
 /// Everything that travels on the bus.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -38,6 +38,34 @@ pub enum BusMessage {
     HandoffAck(HandoffAck),
     /// A zone announces itself every second on `mmo.directory`.
     Announce(ZoneAnnounce),
+    /// A gateway says it is alive every second on `mmo.gateways`: a zone removes the
+    /// characters of a gateway it has not heard from for a while, or that has started
+    /// again since it minted their ids (its players' sessions are gone with it).
+    GatewayAlive(GatewayAlive),
+}
+
+/// A gateway's heartbeat: which gateway of the cluster file, and which start of it. The
+/// ids a gateway mints for its players name both (see [`GatewayAlive::minted`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GatewayAlive {
+    /// The gateway's name.
+    pub gateway: String,
+    /// Its place among the cluster file's gateways.
+    pub index: u32,
+    /// The number it drew at start: a restarted gateway has another.
+    pub incarnation: u32,
+}
+
+/// Player ids have this bit of [`NetId::index`] set; zones mint NPC ids without it.
+pub const PLAYER_BIT: u32 = 1 << 31;
+
+impl GatewayAlive {
+    /// The gateway (its index and incarnation) that minted a player's id: bits 24 to 30
+    /// of the index hold the gateway's index, the generation its incarnation. `None` for
+    /// an NPC's id.
+    pub fn minted(id: NetId) -> Option<(u32, u32)> {
+        (id.index & PLAYER_BIT != 0).then_some(((id.index >> 24) & 0x7f, id.generation))
+    }
 }
 
 /// A zone's entry in the directory: who it is, what it owns, how it is doing.

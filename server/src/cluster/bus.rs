@@ -54,6 +54,9 @@ pub fn subject(zone: &str, verb: Verb) -> String {
 /// The zones' directory: each announces itself every second.
 pub const DIRECTORY: &str = "mmo.directory";
 
+/// The gateways' heartbeats: each says it is alive every second.
+pub const GATEWAYS: &str = "mmo.gateways";
+
 /// Every zone's frames.
 pub const ALL_FRAMES: &str = "mmo.zone.*.frame";
 

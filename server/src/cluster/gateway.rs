@@ -29,13 +29,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use protocol::bus::{BusMessage, Custody, JoinRequest, PlayerInput, ZoneFrame};
+use protocol::bus::{BusMessage, Custody, GatewayAlive, JoinRequest, PlayerInput, ZoneFrame};
 use protocol::{Command, DisconnectReason, EntityState, NetId, QPos};
 use tokio::sync::mpsc;
 use tracing::{error, info, warn};
 
 use super::ClusterFile;
-use super::bus::{Verb, subject};
+use super::bus::{GATEWAYS, Verb, subject};
 use super::zone_world::PLAYER_BIT;
 use crate::game::{Joined, Kick, Pacer, RADIUS_M, SessionId, ToWorld};
 use crate::interest::{Frame, ViewRange};
@@ -113,6 +113,9 @@ struct Watcher {
     at: (f32, f32),
     taken_seq: Option<u32>,
 }
+
+/// Ticks between two of the gateway's heartbeats on the bus (a second).
+const ALIVE_EVERY_TICKS: u64 = 20;
 
 /// The part of a player id its gateway counts in.
 const ID_COUNTER: u32 = 0xff_ffff;
@@ -476,6 +479,18 @@ impl Router {
     pub(crate) fn tick(&mut self) -> Option<SnapshotJob> {
         self.ticks += 1;
         self.outbox.flush();
+        if self.ticks % ALIVE_EVERY_TICKS == 1 {
+            // Never dropped (a zone takes a gateway silent for a while for gone, and
+            // removes its players' characters).
+            self.outbox.control(GatewayOut::Publish(
+                GATEWAYS.to_owned(),
+                BusMessage::GatewayAlive(GatewayAlive {
+                    gateway: self.name.clone(),
+                    index: self.index,
+                    incarnation: self.incarnation,
+                }),
+            ));
+        }
         let now = Instant::now();
         // The live zones' frames, in the zones' order; bodies are named by (frame, index).
         let live: Vec<&ZoneFrame> = self

@@ -16,7 +16,7 @@ use protocol::bus::BusMessage;
 use tokio::sync::{mpsc, watch};
 use tracing::{error, info, warn};
 
-use super::bus::{self, Verb, subject};
+use super::bus::{self, GATEWAYS, Verb, subject};
 use super::zone_world::{Settled, ZoneIn, ZoneOut, ZoneWorld};
 use super::{ClusterFile, ZoneSpec};
 use crate::config::Config;
@@ -220,12 +220,19 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
     for neighbour in file.neighbours(&spec) {
         subscriptions.push(subject(&neighbour.name, Verb::Frame));
     }
+    subscriptions.push(GATEWAYS.to_owned());
     for subject in subscriptions {
         let subscriber = client
             .subscribe(subject.clone())
             .await
             .with_context(|| format!("cannot subscribe to {subject}"))?;
-        tokio::spawn(listen(subscriber, in_tx.clone(), zone_metrics.clone()));
+        let gateways = file.gateways.len();
+        tokio::spawn(listen(
+            subscriber,
+            in_tx.clone(),
+            zone_metrics.clone(),
+            gateways,
+        ));
     }
     let publisher = tokio::spawn(publish(
         client.clone(),
@@ -306,10 +313,12 @@ fn incarnation() -> u32 {
 }
 
 /// Forwards one subscription's messages to the world thread.
+/// `gateways`: how many the cluster file names.
 async fn listen(
     mut subscriber: async_nats::Subscriber,
     inbox: mpsc::Sender<ZoneIn>,
     m: ZoneMetrics,
+    gateways: usize,
 ) {
     while let Some(message) = subscriber.next().await {
         let reply = message.reply.as_ref().map(|r| r.to_string());
@@ -327,6 +336,13 @@ async fn listen(
             BusMessage::Input(input) => ZoneIn::Input(input),
             BusMessage::Leave(leave) => ZoneIn::Leave(leave.id),
             BusMessage::Handoff(handoff) => ZoneIn::Handoff(Box::new(handoff), reply),
+            // Only the cluster file's gateways: an index past them is no gateway.
+            BusMessage::GatewayAlive(alive) if (alive.index as usize) < gateways => {
+                ZoneIn::GatewayAlive {
+                    index: alive.index,
+                    incarnation: alive.incarnation,
+                }
+            }
             other => {
                 m.bus_invalid.inc();
                 warn!(subject = %message.subject, ?other, "a message this subject does not carry");

@@ -53,6 +53,13 @@ pub(crate) enum ZoneIn {
     },
     /// A neighbour's frame.
     Frame(Box<ZoneFrame>),
+    /// A gateway says it is alive ([`protocol::bus::GatewayAlive`]).
+    GatewayAlive {
+        /// Its place among the cluster file's gateways.
+        index: u32,
+        /// Which start of it.
+        incarnation: u32,
+    },
 }
 
 /// What a zone says on the bus, in order.
@@ -147,6 +154,8 @@ pub(crate) struct ZoneWorld {
     deferred_joins: Vec<(JoinRequest, Option<String>)>,
     saver: Option<Saver>,
     ticks: u64,
+    /// The gateways heard from: their players' characters go with them.
+    gateways: gateways::Gateways,
 }
 
 /// Ticks between two announcements on the directory (a second).
@@ -159,9 +168,9 @@ const REMEMBER_HANDED_TICKS: u64 = 200;
 const NPC_SPAWN_WAIT_TICKS: u64 = 40;
 /// A neighbour whose last frame is older than this is taken for down.
 const NEIGHBOUR_STALE: Duration = Duration::from_secs(1);
-/// Players' ids have this bit set; zones mint NPC ids without it.
-pub(crate) const PLAYER_BIT: u32 = 1 << 31;
+pub(crate) use protocol::bus::PLAYER_BIT;
 
+mod gateways;
 mod players;
 mod spawns;
 
@@ -198,6 +207,7 @@ impl ZoneWorld {
             deferred_joins: Vec::new(),
             saver,
             ticks: 0,
+            gateways: gateways::Gateways::new(Instant::now()),
             file,
         };
         zone.spawn_npcs(&mesh, seed);
@@ -320,6 +330,9 @@ impl ZoneWorld {
             ZoneIn::Leave(id) => self.leave(id),
             ZoneIn::Handoff(handoff, reply) => self.offered(handoff, reply),
             ZoneIn::HandoffAnswer { id, epoch, ack } => return self.answered(id, epoch, ack),
+            ZoneIn::GatewayAlive { index, incarnation } => {
+                self.gateways.heard(index, incarnation, Instant::now());
+            }
             ZoneIn::Frame(frame) => {
                 // Another zone of the cluster file: a frame under any other name would put
                 // ghosts here, and each new name would be kept for ever.
@@ -441,6 +454,9 @@ impl ZoneWorld {
     pub(crate) fn tick(&mut self) -> (sim::StepOutput, Vec<ZoneOut>) {
         self.ticks += 1;
         self.sync_ghosts();
+        if self.ticks.is_multiple_of(ANNOUNCE_EVERY_TICKS) {
+            self.drop_orphans(Instant::now());
+        }
         self.place_npcs();
         if !self.deferred_joins.is_empty() && self.heard_from_neighbours() {
             for (request, reply) in std::mem::take(&mut self.deferred_joins) {

@@ -15,7 +15,7 @@ use server::run::{Running, start_gateway};
 use store::test_postgres::TestPostgres;
 use tokio::sync::watch;
 
-use crate::cluster::{census, nats, scratch, two_zones, wait_ticking, zone};
+use crate::cluster::{CensusRun, Killed, census, nats, scratch, two_zones, wait_ticking, zone};
 
 /// Players in the world.
 const PLAYERS: usize = 24;
@@ -41,6 +41,39 @@ async fn gateway(file: &Path) -> Running {
         ..Config::default()
     };
     start_gateway(config, file, None).await.unwrap()
+}
+
+/// [`PLAYERS`] players named `{prefix}-{k}` log in through the gateway at `addr`, one
+/// after another once the last one's character is in the world; each reads its snapshots
+/// until its session ends.
+async fn join_players(
+    addr: std::net::SocketAddr,
+    fingerprint: Fingerprint,
+    prefix: &str,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut players = Vec::new();
+    for k in 0..PLAYERS {
+        let (joined, in_world) = tokio::sync::oneshot::channel();
+        let name = format!("{prefix}-{k}");
+        players.push(tokio::spawn(async move {
+            let endpoint = client::endpoint(addr, Trust::Pinned(fingerprint)).unwrap();
+            let mut client = Client::connect(&endpoint, addr, &name).await.unwrap();
+            let me = client.welcome().entity;
+            let mut joined = Some(joined);
+            while client.next_snapshot().await.is_ok() {
+                if client.view().and_then(|(_, view)| view.get(me)).is_some()
+                    && let Some(joined) = joined.take()
+                {
+                    let _ = joined.send(());
+                }
+            }
+        }));
+        tokio::time::timeout(Duration::from_secs(20), in_world)
+            .await
+            .expect("a player's character never came")
+            .unwrap();
+    }
+    players
 }
 
 async fn play(
@@ -186,37 +219,19 @@ async fn a_gateway_shut_down_takes_its_players_out_of_the_zones() {
     }
     let census = census(&url, 2).await;
     let gateway = gateway(&file).await;
-    let (addr, fingerprint) = (gateway.quic_addr, gateway.fingerprint);
-    let mut players = Vec::new();
-    for k in 0..PLAYERS {
-        let (joined, in_world) = tokio::sync::oneshot::channel();
-        players.push(tokio::spawn(async move {
-            let endpoint = client::endpoint(addr, Trust::Pinned(fingerprint)).unwrap();
-            let mut client = Client::connect(&endpoint, addr, &format!("leaver-{k}"))
-                .await
-                .unwrap();
-            let me = client.welcome().entity;
-            let mut joined = Some(joined);
-            // Until the shutdown ends the session.
-            while client.next_snapshot().await.is_ok() {
-                if client.view().and_then(|(_, view)| view.get(me)).is_some()
-                    && let Some(joined) = joined.take()
-                {
-                    let _ = joined.send(());
-                }
-            }
-        }));
-        tokio::time::timeout(Duration::from_secs(20), in_world)
-            .await
-            .expect("a player's character never came")
-            .unwrap();
-    }
+    let players = join_players(gateway.quic_addr, gateway.fingerprint, "leaver").await;
     gateway.shutdown().await.unwrap();
     for player in players {
         player.await.unwrap();
     }
     // Frames of a second and more after the last leave.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
+    nobody_left(census).await;
+}
+
+/// Ends the census and checks that no character was left in the zones, and that no id
+/// was ever real in two.
+async fn nobody_left(census: CensusRun) {
     let census = census.finish().await;
     println!("census {census:?}");
     assert_eq!(
@@ -224,4 +239,69 @@ async fn a_gateway_shut_down_takes_its_players_out_of_the_zones() {
         "characters left in the zones: {census:?}"
     );
     assert_eq!(census.doubles, 0, "ids real twice: {census:?}");
+}
+
+/// A gateway killed with SIGKILL sends no leaves: the zones take it for gone once it has
+/// been silent for `GATEWAY_SILENT` (5 s) and save and remove its players' characters, so
+/// none stays in the world with nobody playing it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_killed_takes_its_players_out_of_the_zones() {
+    let (_nats, url) = nats();
+    let dir = scratch("cluster-gateway-kill");
+    let (file, metrics) = two_zones(&dir, &url, 50, None);
+    // The gateway runs as a process of its own, on a port known beforehand.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace(
+            "listen = \"127.0.0.1:0\"",
+            &format!("listen = \"127.0.0.1:{port}\""),
+        ),
+    )
+    .unwrap();
+    let _west = zone(&file, "west");
+    let _east = zone(&file, "east");
+    for m in metrics {
+        wait_ticking(m).await;
+    }
+    let census = census(&url, 2).await;
+    let fingerprint_file = dir.join("gateway.fingerprint");
+    let log = std::fs::File::create(dir.join("gateway.log")).unwrap();
+    let mut gateway = Killed(
+        std::process::Command::new(env!("CARGO_BIN_EXE_server"))
+            .args(["gateway", "--cluster"])
+            .arg(&file)
+            .arg("--fingerprint-file")
+            .arg(&fingerprint_file)
+            .current_dir(&dir)
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let fingerprint = loop {
+        if let Ok(text) = std::fs::read_to_string(&fingerprint_file)
+            && let Ok(fingerprint) = Fingerprint::parse(text.trim())
+        {
+            break fingerprint;
+        }
+        assert!(Instant::now() < deadline, "the gateway did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let players = join_players(addr, fingerprint, "orphan").await;
+    gateway.0.kill().unwrap();
+    gateway.0.wait().unwrap();
+    // Silent for 5 s, then gone at a zone's next round (every second), then a frame.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    nobody_left(census).await;
+    for player in players {
+        player.abort();
+    }
 }

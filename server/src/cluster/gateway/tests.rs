@@ -77,6 +77,8 @@ fn said(rx: &mut mpsc::Receiver<GatewayOut>) -> Vec<Said> {
                 Said::Leave(subject, leave.id)
             }
             GatewayOut::Publish(_, BusMessage::Input(input)) => Said::Input(input.id, input.seq),
+            // Its heartbeat, every second (`a_gateway_says_it_is_alive_every_second`).
+            GatewayOut::Publish(_, BusMessage::GatewayAlive(_)) => continue,
             GatewayOut::Publish(subject, other) => panic!("unexpected {other:?} on {subject}"),
         });
     }
@@ -122,7 +124,35 @@ fn live(
     router.tick();
     let joined = answer.try_recv().unwrap().unwrap();
     assert_eq!(joined.entity, id);
+    // The tick's heartbeat leaves the queue, as the publisher would take it.
+    assert!(said(rx).is_empty());
     (id, kicks)
+}
+
+/// The gateway says on the bus every second that it is alive, with its place in the
+/// cluster file and its incarnation, which the ids it mints carry.
+#[test]
+fn a_gateway_says_it_is_alive_every_second() {
+    let (mut router, mut rx) = router(64);
+    let mut heard = Vec::new();
+    for tick in 1..=41u64 {
+        router.tick();
+        while let Ok(out) = rx.try_recv() {
+            if let GatewayOut::Publish(subject, BusMessage::GatewayAlive(alive)) = out {
+                assert_eq!(subject, "mmo.gateways");
+                heard.push((tick, alive));
+            }
+        }
+    }
+    let ticks: Vec<u64> = heard.iter().map(|(tick, _)| *tick).collect();
+    assert_eq!(ticks, [1, 21, 41]);
+    let alive = &heard[0].1;
+    assert_eq!((alive.gateway.as_str(), alive.index), ("gw1", 0));
+    let id = router.mint_id().unwrap();
+    assert_eq!(
+        protocol::bus::GatewayAlive::minted(id),
+        Some((alive.index, alive.incarnation))
+    );
 }
 
 const WEST_LEAVE: &str = "mmo.zone.west.leave";
