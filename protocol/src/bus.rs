@@ -4,10 +4,11 @@
 //! these: a gateway speaks the client protocol of the rest of this crate.
 //!
 //! Every payload is one [`BusMessage`], encoded by [`crate::codec::encode_bus`]: a version
-//! byte ([`BUS_VERSION`], 2 since gateways say they are alive) and the message in the same encoding as the client protocol, at
-//! most [`crate::codec::MAX_BUS_BYTES`]. Entity ids ([`NetId`]) are cluster-wide: a body
-//! keeps its id when it moves between zones, and its **epoch** grows by one at every
-//! handoff, so of two claims on one id the higher epoch is the newer.
+//! byte ([`BUS_VERSION`]: 2 since gateways say they are alive) and the message in the same
+//! encoding as the client protocol, at most [`crate::codec::MAX_BUS_BYTES`]. Entity ids
+//! ([`NetId`]) are cluster-wide: a body keeps its id when it moves between zones, and its
+//! **epoch** grows by one at every handoff, so of two claims on one id the higher epoch is
+//! the newer.
 
 use serde::{Deserialize, Serialize};
 

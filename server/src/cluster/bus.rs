@@ -10,7 +10,10 @@
 //! | `mmo.zone.NAME.leave` | gateway (or a zone forwarding) → zone | `Leave` |
 //! | `mmo.zone.NAME.handoff` | zone → zone, request/reply | `Handoff` → `HandoffAck` |
 //! | `mmo.directory` | zones → anyone, every second | `Announce` |
+//! | `mmo.gateways` | gateways → zones, every second | `GatewayAlive` |
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -67,6 +70,16 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 /// connection the client reconnects by itself whenever the server comes back, and
 /// subscriptions carry over.
 pub async fn connect(url: &str, name: &str) -> Result<async_nats::Client> {
+    connect_counting(url, name, Arc::default()).await
+}
+
+/// [`connect`], counting each connection to NATS (the first one and every reconnection)
+/// in `connections`.
+pub async fn connect_counting(
+    url: &str,
+    name: &str,
+    connections: Arc<AtomicU64>,
+) -> Result<async_nats::Client> {
     let label = name.to_owned();
     let client = async_nats::ConnectOptions::new()
         .name(name)
@@ -74,9 +87,13 @@ pub async fn connect(url: &str, name: &str) -> Result<async_nats::Client> {
         .request_timeout(Some(REQUEST_TIMEOUT))
         .event_callback(move |event| {
             let label = label.clone();
+            let connections = Arc::clone(&connections);
             async move {
                 match event {
-                    async_nats::Event::Connected => info!(client = %label, "NATS connected"),
+                    async_nats::Event::Connected => {
+                        connections.fetch_add(1, Ordering::Relaxed);
+                        info!(client = %label, "NATS connected");
+                    }
                     async_nats::Event::Disconnected => {
                         warn!(client = %label, "NATS disconnected; reconnecting")
                     }

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
@@ -16,7 +16,7 @@ use protocol::bus::BusMessage;
 use tokio::sync::{mpsc, watch};
 use tracing::{error, info, warn};
 
-use super::bus::{self, GATEWAYS, Verb, subject};
+use super::bus::{self, DIRECTORY, GATEWAYS, Verb, subject};
 use super::zone_world::{Settled, ZoneIn, ZoneOut, ZoneWorld};
 use super::{ClusterFile, ZoneSpec};
 use crate::config::Config;
@@ -59,6 +59,8 @@ pub struct ZoneMetrics {
     pub bodies_in_walls_max: Gauge,
     /// Ticks that ended with a pair of bodies overlapping (ghosts included).
     pub ticks_overlapping: Counter,
+    /// Characters saved and removed because their gateway was gone.
+    pub orphans_removed: Counter,
     /// The largest 99th percentile of the bodies' overlap depth (fraction of the radius)
     /// at a tick's end, since start, in millionths.
     pub overlap_p99_max_ppm: Gauge,
@@ -122,6 +124,11 @@ impl ZoneMetrics {
             self.bodies_in_walls_max.clone(),
         );
         metrics.register_extra(
+            "mmo_zone_orphans_removed",
+            "Characters saved and removed because their gateway was gone",
+            self.orphans_removed.clone(),
+        );
+        metrics.register_extra(
             "mmo_zone_ticks_overlapping",
             "Ticks that ended with a pair of bodies, ghosts included, overlapping",
             self.ticks_overlapping.clone(),
@@ -160,7 +167,15 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
     let spec: ZoneSpec = spec.clone();
     let (mesh, map_id) = load_cluster_map(&file)?;
     let mesh = Arc::new(mesh);
-    let client = bus::connect(&file.nats, &format!("zone {name}")).await?;
+    // Counts the connections to NATS: the world thread gives the gateways their whole
+    // wait again after each one (a NATS restart is no gateway's death).
+    let connections = Arc::new(AtomicU64::new(0));
+    let client = bus::connect_counting(
+        &file.nats,
+        &format!("zone {name}"),
+        Arc::clone(&connections),
+    )
+    .await?;
 
     let zone_metrics = ZoneMetrics {
         reals: Gauge::default(),
@@ -175,6 +190,7 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
         overlapping_pairs_max: Gauge::default(),
         bodies_in_walls_max: Gauge::default(),
         ticks_overlapping: Counter::default(),
+        orphans_removed: Counter::default(),
         overlap_p99_max_ppm: Gauge::default(),
     };
     let mut metrics = Metrics::new();
@@ -221,17 +237,17 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
         subscriptions.push(subject(&neighbour.name, Verb::Frame));
     }
     subscriptions.push(GATEWAYS.to_owned());
+    subscriptions.push(DIRECTORY.to_owned());
     for subject in subscriptions {
         let subscriber = client
             .subscribe(subject.clone())
             .await
             .with_context(|| format!("cannot subscribe to {subject}"))?;
-        let gateways = file.gateways.len();
         tokio::spawn(listen(
             subscriber,
             in_tx.clone(),
             zone_metrics.clone(),
-            gateways,
+            Arc::clone(&file),
         ));
     }
     let publisher = tokio::spawn(publish(
@@ -261,7 +277,12 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
         std::thread::Builder::new()
             .name(format!("zone {name}"))
             .spawn(move || {
-                zone_loop(zone, in_rx, out_tx, &metrics, &zone_metrics, &stop, &ready);
+                let bus = ZoneBus {
+                    inbox: in_rx,
+                    outbox: out_tx,
+                    connections,
+                };
+                zone_loop(zone, bus, &metrics, &zone_metrics, &stop, &ready);
                 if let Some(writer) = writer {
                     writer.stop();
                 }
@@ -313,12 +334,13 @@ fn incarnation() -> u32 {
 }
 
 /// Forwards one subscription's messages to the world thread.
-/// `gateways`: how many the cluster file names.
+/// Forwards one subscription's messages to the world thread; `file` names the gateways
+/// whose heartbeats count.
 async fn listen(
     mut subscriber: async_nats::Subscriber,
     inbox: mpsc::Sender<ZoneIn>,
     m: ZoneMetrics,
-    gateways: usize,
+    file: Arc<ClusterFile>,
 ) {
     while let Some(message) = subscriber.next().await {
         let reply = message.reply.as_ref().map(|r| r.to_string());
@@ -336,13 +358,19 @@ async fn listen(
             BusMessage::Input(input) => ZoneIn::Input(input),
             BusMessage::Leave(leave) => ZoneIn::Leave(leave.id),
             BusMessage::Handoff(handoff) => ZoneIn::Handoff(Box::new(handoff), reply),
-            // Only the cluster file's gateways: an index past them is no gateway.
-            BusMessage::GatewayAlive(alive) if (alive.index as usize) < gateways => {
+            // Only the cluster file's gateways, each under its own name.
+            BusMessage::GatewayAlive(alive)
+                if file
+                    .gateways
+                    .get(alive.index as usize)
+                    .is_some_and(|spec| spec.name == alive.gateway) =>
+            {
                 ZoneIn::GatewayAlive {
                     index: alive.index,
                     incarnation: alive.incarnation,
                 }
             }
+            BusMessage::Announce(_) => ZoneIn::Announced,
             other => {
                 m.bus_invalid.inc();
                 warn!(subject = %message.subject, ?other, "a message this subject does not carry");
@@ -401,18 +429,38 @@ async fn publish(
     }
 }
 
+/// The world thread's side of the bus: what it hears, what it says, and how many times
+/// the zone has connected to NATS.
+struct ZoneBus {
+    inbox: mpsc::Receiver<ZoneIn>,
+    outbox: mpsc::Sender<ZoneOut>,
+    connections: Arc<AtomicU64>,
+}
+
+/// The zone's world thread: the inbox drained, a tick stepped, what it says handed to the
+/// publisher, the metrics set, until `stop`.
 fn zone_loop(
     mut zone: ZoneWorld,
-    mut inbox: mpsc::Receiver<ZoneIn>,
-    outbox: mpsc::Sender<ZoneOut>,
+    bus: ZoneBus,
     metrics: &Metrics,
     m: &ZoneMetrics,
     stop: &AtomicBool,
     ready: &AtomicBool,
 ) {
+    let ZoneBus {
+        mut inbox,
+        outbox,
+        connections,
+    } = bus;
     let mut pacer = Pacer::new();
+    let mut connected = 0;
     while !stop.load(Ordering::Relaxed) {
         let start = Instant::now();
+        let now_connected = connections.load(Ordering::Relaxed);
+        if now_connected != connected {
+            connected = now_connected;
+            zone.bus_connected();
+        }
         for _ in 0..MAX_MESSAGES_PER_TICK {
             let Ok(message) = inbox.try_recv() else {
                 break;
@@ -434,6 +482,7 @@ fn zone_loop(
                 m.bus_dropped.inc();
             }
         }
+        m.orphans_removed.inc_by(zone.take_orphans_removed());
         let counts = zone.counts();
         m.reals.set(counts.reals as i64);
         m.in_flight.set(counts.in_flight as i64);

@@ -53,6 +53,8 @@ pub(crate) enum ZoneIn {
     },
     /// A neighbour's frame.
     Frame(Box<ZoneFrame>),
+    /// A zone, this one among them, announced itself on the directory: the bus is heard.
+    Announced,
     /// A gateway says it is alive ([`protocol::bus::GatewayAlive`]).
     GatewayAlive {
         /// Its place among the cluster file's gateways.
@@ -156,6 +158,10 @@ pub(crate) struct ZoneWorld {
     ticks: u64,
     /// The gateways heard from: their players' characters go with them.
     gateways: gateways::Gateways,
+    /// Characters removed because their gateway was gone, not yet taken for the metrics.
+    orphans_removed: u64,
+    /// Whether a message came since the last tick.
+    heard_bus: bool,
 }
 
 /// Ticks between two announcements on the directory (a second).
@@ -208,6 +214,8 @@ impl ZoneWorld {
             saver,
             ticks: 0,
             gateways: gateways::Gateways::new(Instant::now()),
+            orphans_removed: 0,
+            heard_bus: false,
             file,
         };
         zone.spawn_npcs(&mesh, seed);
@@ -306,6 +314,7 @@ impl ZoneWorld {
 
     /// Takes one message from the bus.
     pub(crate) fn handle(&mut self, message: ZoneIn) -> Option<Settled> {
+        self.heard_bus = true;
         match message {
             ZoneIn::Join(request, reply) => self.join(request, reply),
             ZoneIn::Input(input) => {
@@ -333,6 +342,7 @@ impl ZoneWorld {
             ZoneIn::GatewayAlive { index, incarnation } => {
                 self.gateways.heard(index, incarnation, Instant::now());
             }
+            ZoneIn::Announced => {}
             ZoneIn::Frame(frame) => {
                 // Another zone of the cluster file: a frame under any other name would put
                 // ghosts here, and each new name would be kept for ever.
@@ -449,13 +459,26 @@ impl ZoneWorld {
         }
     }
 
+    /// The zone connected to NATS again: the gateways' silence counts from now.
+    pub(crate) fn bus_connected(&mut self) {
+        self.gateways.connected(Instant::now());
+    }
+
+    /// Characters removed because their gateway was gone, since the last call.
+    pub(crate) fn take_orphans_removed(&mut self) -> u64 {
+        std::mem::take(&mut self.orphans_removed)
+    }
+
     /// One tick: ghosts placed, players' commands, the world stepped, bodies handed over,
     /// the frame and the answers queued. Returns what to say on the bus, in order.
     pub(crate) fn tick(&mut self) -> (sim::StepOutput, Vec<ZoneOut>) {
         self.ticks += 1;
+        if std::mem::take(&mut self.heard_bus) {
+            self.gateways.bus_heard(Instant::now());
+        }
         self.sync_ghosts();
         if self.ticks.is_multiple_of(ANNOUNCE_EVERY_TICKS) {
-            self.drop_orphans(Instant::now());
+            self.drop_orphans();
         }
         self.place_npcs();
         if !self.deferred_joins.is_empty() && self.heard_from_neighbours() {

@@ -378,8 +378,10 @@ fn bad_cluster_files_get_one_clear_error_line() {
     );
 }
 
-/// nats-server restarted under a running cluster: the zones reconnect by themselves, their
-/// frames reach listeners again and bodies are handed over again; nothing restarts.
+/// nats-server restarted under a running cluster with a gateway and its players: the
+/// zones reconnect by themselves, their frames reach listeners again and bodies are handed
+/// over again; nothing restarts, and no zone takes the gateway, silent while NATS was
+/// down, for gone (its players' characters stay).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zones_ride_out_a_nats_restart() {
     let (mut server, url) = nats();
@@ -390,6 +392,17 @@ async fn zones_ride_out_a_nats_restart() {
     for m in metrics {
         wait_ticking(m).await;
     }
+    let config = Config {
+        max_clients_per_ip: 1_000,
+        ..Config::default()
+    };
+    let gateway = start_gateway(config, &file, None).await.unwrap();
+    let (addr, fingerprint) = (gateway.quic_addr, gateway.fingerprint);
+    let players = crate::cluster_failure::join_players(addr, fingerprint, "rider", 8).await;
+    let count = |name: &'static str| async move {
+        scrape(metrics[0], name).await.unwrap_or(0.0)
+            + scrape(metrics[1], name).await.unwrap_or(0.0)
+    };
     let handoffs = || async {
         scrape(metrics[0], "mmo_handoffs_total")
             .await
@@ -425,5 +438,10 @@ async fn zones_ride_out_a_nats_restart() {
     assert!(census.frames > 100, "frames flow again: {census:?}");
     assert!(census.passed(), "{}: {census:?}", census.summary());
     assert!(after > before, "handoffs resumed: {before} → {after}");
+    assert_eq!(count("mmo_zone_orphans_removed_total").await, 0.0);
+    assert_eq!(count("mmo_entities{kind=\"player\"}").await, 8.0);
+    for player in players {
+        player.abort();
+    }
     drop(server);
 }

@@ -15,7 +15,9 @@ use server::run::{Running, start_gateway};
 use store::test_postgres::TestPostgres;
 use tokio::sync::watch;
 
-use crate::cluster::{CensusRun, Killed, census, nats, scratch, two_zones, wait_ticking, zone};
+use crate::cluster::{
+    CensusRun, Killed, census, nats, scrape, scratch, two_zones, wait_ticking, zone,
+};
 
 /// Players in the world.
 const PLAYERS: usize = 24;
@@ -43,16 +45,17 @@ async fn gateway(file: &Path) -> Running {
     start_gateway(config, file, None).await.unwrap()
 }
 
-/// [`PLAYERS`] players named `{prefix}-{k}` log in through the gateway at `addr`, one
-/// after another once the last one's character is in the world; each reads its snapshots
-/// until its session ends.
-async fn join_players(
+/// `count` players named `{prefix}-{k}` log in through the gateway at `addr`, one after
+/// another once the last one's character is in the world; each reads its snapshots until
+/// its session ends.
+pub(crate) async fn join_players(
     addr: std::net::SocketAddr,
     fingerprint: Fingerprint,
     prefix: &str,
+    count: usize,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let mut players = Vec::new();
-    for k in 0..PLAYERS {
+    for k in 0..count {
         let (joined, in_world) = tokio::sync::oneshot::channel();
         let name = format!("{prefix}-{k}");
         players.push(tokio::spawn(async move {
@@ -219,14 +222,41 @@ async fn a_gateway_shut_down_takes_its_players_out_of_the_zones() {
     }
     let census = census(&url, 2).await;
     let gateway = gateway(&file).await;
-    let players = join_players(gateway.quic_addr, gateway.fingerprint, "leaver").await;
+    let players = join_players(gateway.quic_addr, gateway.fingerprint, "leaver", PLAYERS).await;
     gateway.shutdown().await.unwrap();
     for player in players {
         player.await.unwrap();
     }
-    // Frames of a second and more after the last leave.
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    // By the leaves, not by the zones taking the gateway for gone.
+    assert_eq!(players_out(metrics).await, 0.0);
     nobody_left(census).await;
+}
+
+/// Waits (up to 20 s) until the zones at `metrics` hold no player, then a second more
+/// for their frames; returns how many characters they removed because their gateway was
+/// gone.
+async fn players_out(metrics: [std::net::SocketAddr; 2]) -> f64 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut players = 0.0;
+        for m in metrics {
+            players += scrape(m, "mmo_entities{kind=\"player\"}").await.unwrap();
+        }
+        if players == 0.0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{players} players still in the zones"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut orphans = 0.0;
+    for m in metrics {
+        orphans += scrape(m, "mmo_zone_orphans_removed_total").await.unwrap();
+    }
+    orphans
 }
 
 /// Ends the census and checks that no character was left in the zones, and that no id
@@ -249,8 +279,8 @@ async fn a_gateway_killed_takes_its_players_out_of_the_zones() {
     let (_nats, url) = nats();
     let dir = scratch("cluster-gateway-kill");
     let (file, metrics) = two_zones(&dir, &url, 50, None);
-    // The gateway runs as a process of its own, on a port known beforehand.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+    // The gateway runs as a process of its own, on a QUIC port known beforehand.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
@@ -259,8 +289,8 @@ async fn a_gateway_killed_takes_its_players_out_of_the_zones() {
     std::fs::write(
         &file,
         text.replace(
-            "listen = \"127.0.0.1:0\"",
-            &format!("listen = \"127.0.0.1:{port}\""),
+            "\nlisten = \"127.0.0.1:0\"",
+            &format!("\nlisten = \"127.0.0.1:{port}\""),
         ),
     )
     .unwrap();
@@ -295,11 +325,10 @@ async fn a_gateway_killed_takes_its_players_out_of_the_zones() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    let players = join_players(addr, fingerprint, "orphan").await;
+    let players = join_players(addr, fingerprint, "orphan", PLAYERS).await;
     gateway.0.kill().unwrap();
     gateway.0.wait().unwrap();
-    // Silent for 5 s, then gone at a zone's next round (every second), then a frame.
-    tokio::time::sleep(Duration::from_secs(8)).await;
+    assert_eq!(players_out(metrics).await, PLAYERS as f64);
     nobody_left(census).await;
     for player in players {
         player.abort();

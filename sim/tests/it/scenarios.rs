@@ -347,7 +347,8 @@ fn player_walking_in_a_direction_stops_at_the_wall() {
 #[test]
 fn a_direction_walks_the_same_whatever_its_length() {
     let mut ends = Vec::new();
-    for scale in [1.0, 1e20, 1e-20, f32::MAX] {
+    // 1e-30 and the smallest f32 square to zero.
+    for scale in [1.0, 1e20, 1e-20, 1e-30, f32::from_bits(1), f32::MAX] {
         let mut world = World::new(WorldConfig::default(), polygon_mesh(CORRIDOR), 2);
         let id = world.step(&[player(5.0, 1.5, 2.0)]).spawned[0];
         let out = world.step(&[Input::MoveInDirection(id, Vec2::new(scale, 0.0))]);

@@ -83,6 +83,7 @@ enum Heard {
 }
 
 impl Directory {
+    /// What an announcement of `zone`, started as `incarnation`, tells.
     fn announced(&mut self, zone: &str, incarnation: u32) -> Heard {
         if !self.file.zones.iter().any(|spec| spec.name == zone) {
             Heard::Unknown
@@ -141,7 +142,10 @@ pub(crate) async fn publish(
     match tokio::time::timeout(FLUSH_PATIENCE, client.flush()).await {
         Ok(Ok(())) => {}
         Ok(Err(err)) => warn!(%err, "cannot flush the bus as the gateway stops"),
-        Err(_) => warn!("the bus was not flushed within 2 s as the gateway stopped"),
+        Err(_) => warn!(
+            patience = ?FLUSH_PATIENCE,
+            "the bus was not flushed in time as the gateway stopped"
+        ),
     }
 }
 
