@@ -493,6 +493,9 @@ impl Game {
             client.last_saved = None;
         }
         self.save_moved();
+        if let Some(saver) = self.saver.as_mut() {
+            saver.hand_over_all(crate::persist::HAND_OVER_PATIENCE);
+        }
     }
 
     /// Hands the characters that moved since their last save to the writer.

@@ -442,6 +442,9 @@ pub struct Saver {
     unsaved: BTreeMap<String, Save>,
 }
 
+/// How long a stopping world waits for the writer's queue to take its last saves.
+pub const HAND_OVER_PATIENCE: Duration = Duration::from_secs(2);
+
 /// Below this distance a character counts as not moved since its last save, metres.
 const MOVED_M: f32 = 0.01;
 
@@ -479,6 +482,30 @@ impl Saver {
                 now_ms,
             },
         );
+    }
+
+    /// Offers everything recorded to the writer as the world stops, waiting up to
+    /// `patience` for room in its queue; returns how many saves it could not hand over
+    /// (the writer gone or stuck), which are logged as lost. Without this, saves a full
+    /// queue sent back at the last tick were dropped with the world, unsaid.
+    pub fn hand_over_all(&mut self, patience: Duration) -> usize {
+        let deadline = Instant::now() + patience;
+        loop {
+            self.flush();
+            if self.unsaved.is_empty() {
+                return 0;
+            }
+            if Instant::now() >= deadline {
+                let lost = self.unsaved.len();
+                error!(
+                    saves = lost,
+                    accounts = ?self.unsaved.keys().take(8).collect::<Vec<_>>(),
+                    "stopping with character saves the writer did not take: they are lost"
+                );
+                return lost;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Offers everything recorded to the writer; what its queue cannot take stays for the

@@ -164,6 +164,29 @@ fn the_writer_keeps_saving_after_an_invalid_save() {
     );
 }
 
+/// A stopping world hands its last saves over, however busy the writer's queue: all of
+/// them to a live writer, and to a writer that is gone none, which it says (and returns).
+#[test]
+fn the_last_saves_are_handed_over_or_said_lost() {
+    let dir = TempDir::new("hand-over");
+    let metrics = Arc::new(Metrics::new());
+    let (persist, writer) = Persist::start(&dir.spec(), Arc::clone(&metrics)).unwrap();
+    let mut saver = Saver::new(persist.clone(), "house".to_owned());
+    let mut last = None;
+    saver.record("ada", "ada", [1.0, 2.0], &mut last, 1_700_000_000_000);
+    assert_eq!(saver.hand_over_all(Duration::from_secs(2)), 0);
+    writer.stop();
+    let mut last = None;
+    saver.record("bob", "bob", [3.0, 4.0], &mut last, 1_700_000_000_000);
+    assert_eq!(saver.hand_over_all(Duration::from_millis(50)), 1);
+    drop((saver, persist));
+    let mut store = store::open(&dir.spec()).unwrap();
+    assert_eq!(
+        accounts(store.as_mut()),
+        [("ada".to_owned(), [1.0, 2.0], 1)]
+    );
+}
+
 /// A store whose answers a test sets, and which records what it took.
 struct Scripted {
     /// Accounts whose stored record is damaged (load and save say `Corrupt`).

@@ -208,6 +208,9 @@ impl ZoneWorld {
             }
         }
         self.save_moved();
+        if let Some(saver) = self.saver.as_mut() {
+            saver.hand_over_all(crate::persist::HAND_OVER_PATIENCE);
+        }
     }
 }
 
