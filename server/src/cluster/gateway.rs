@@ -21,7 +21,7 @@ mod outbox;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use bus_io::{listen_frames, publish};
+pub(crate) use bus_io::{listen_frames, publish, shown};
 pub(crate) use joins::JOIN_ANSWERED_WITHIN;
 
 use std::collections::{BTreeMap, HashMap};

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, watch};
 use tracing::{error, info, warn};
 
 use super::bus::{self, DIRECTORY, GATEWAYS, Verb, subject};
+use super::gateway::shown;
 use super::zone_world::{Settled, ZoneIn, ZoneOut, ZoneWorld};
 use super::{ClusterFile, ZoneSpec};
 use crate::config::Config;
@@ -333,7 +334,9 @@ fn incarnation() -> u32 {
     (nanos as u32) ^ std::process::id().rotate_left(16)
 }
 
-/// Forwards one subscription's messages to the world thread.
+/// Gateways not in the cluster file that a zone warns about (once each), at most.
+const MAX_STRANGERS: usize = 64;
+
 /// Forwards one subscription's messages to the world thread; `file` names the gateways
 /// whose heartbeats count.
 async fn listen(
@@ -342,6 +345,7 @@ async fn listen(
     m: ZoneMetrics,
     file: Arc<ClusterFile>,
 ) {
+    let mut strangers = std::collections::HashSet::new();
     while let Some(message) = subscriber.next().await {
         let reply = message.reply.as_ref().map(|r| r.to_string());
         let decoded = match bus::decode(&message.subject, &message.payload) {
@@ -371,6 +375,18 @@ async fn listen(
                 }
             }
             BusMessage::Announce(_) => ZoneIn::Announced,
+            BusMessage::GatewayAlive(alive) => {
+                // A gateway of another cluster file on the same NATS, say: counted, and
+                // said once a name (it speaks every second).
+                m.bus_invalid.inc();
+                if strangers.len() < MAX_STRANGERS && strangers.insert(alive.gateway.clone()) {
+                    warn!(
+                        gateway = %shown(&alive.gateway), index = alive.index,
+                        "a heartbeat from a gateway the cluster file does not name so: ignored"
+                    );
+                }
+                continue;
+            }
             other => {
                 m.bus_invalid.inc();
                 warn!(subject = %message.subject, ?other, "a message this subject does not carry");

@@ -1,7 +1,7 @@
 //! The gateway's tasks on the bus: one brings the zones' frames to the router, one
 //! publishes what the router says.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use futures_util::StreamExt;
@@ -28,6 +28,7 @@ pub(crate) async fn listen_frames(
         let mut heard = Directory {
             file,
             known: HashMap::new(),
+            strangers: HashSet::new(),
         };
         while let Some(message) = directory.next().await {
             let Ok(BusMessage::Announce(zone)) = bus::decode(&message.subject, &message.payload)
@@ -39,7 +40,7 @@ pub(crate) async fn listen_frames(
                     zone = %zone.zone, incarnation = zone.incarnation, region = ?zone.region,
                     reals = zone.reals, "zone up"
                 ),
-                Heard::Again => {}
+                Heard::Again | Heard::Stranger => {}
                 Heard::Unknown => warn!(
                     zone = %shown(&zone.zone),
                     "an announcement from a zone the cluster file does not name: ignored"
@@ -69,7 +70,12 @@ pub(crate) async fn listen_frames(
 struct Directory {
     file: Arc<ClusterFile>,
     known: HashMap<String, u32>,
+    /// Names not in the cluster file already warned about (up to [`MAX_STRANGERS`]).
+    strangers: HashSet<String>,
 }
+
+/// Zones not in the cluster file that the gateway warns about (once each), at most.
+const MAX_STRANGERS: usize = 64;
 
 /// What an announcement told the gateway.
 #[derive(Debug, PartialEq, Eq)]
@@ -78,15 +84,21 @@ enum Heard {
     Up,
     /// Its incarnation was already known.
     Again,
-    /// The cluster file names no such zone.
+    /// The cluster file names no such zone (said the first time).
     Unknown,
+    /// The same, heard before or past the names kept: not said again.
+    Stranger,
 }
 
 impl Directory {
     /// What an announcement of `zone`, started as `incarnation`, tells.
     fn announced(&mut self, zone: &str, incarnation: u32) -> Heard {
         if !self.file.zones.iter().any(|spec| spec.name == zone) {
-            Heard::Unknown
+            if self.strangers.len() < MAX_STRANGERS && self.strangers.insert(zone.to_owned()) {
+                Heard::Unknown
+            } else {
+                Heard::Stranger
+            }
         } else if self.known.insert(zone.to_owned(), incarnation) == Some(incarnation) {
             Heard::Again
         } else {
@@ -240,15 +252,21 @@ mod tests {
         let mut directory = Directory {
             file: Arc::new(file),
             known: HashMap::new(),
+            strangers: Default::default(),
         };
         assert_eq!(directory.announced("west", 1), Heard::Up);
         assert_eq!(directory.announced("west", 1), Heard::Again);
         assert_eq!(directory.announced("west", 2), Heard::Up);
+        assert_eq!(directory.announced("north", 1), Heard::Unknown);
+        assert_eq!(directory.announced("north", 1), Heard::Stranger);
         for n in 0..100 {
             let name = format!("{n}{}", "x".repeat(1000));
-            assert_eq!(directory.announced(&name, 1), Heard::Unknown);
+            let heard = directory.announced(&name, 1);
+            assert_ne!(heard, Heard::Up);
+            assert_ne!(heard, Heard::Again);
         }
         assert_eq!(directory.known.len(), 1);
+        assert_eq!(directory.strangers.len(), super::MAX_STRANGERS);
     }
 
     #[test]
