@@ -90,6 +90,10 @@ enum Request {
         account: String,
         reply: oneshot::Sender<Result<Option<Character>, LoadError>>,
     },
+    Claim {
+        account: String,
+        reply: oneshot::Sender<Result<bool, LoadError>>,
+    },
     Stop,
 }
 
@@ -98,6 +102,9 @@ enum Request {
 pub struct Persist {
     tx: SyncSender<Request>,
     up: Arc<AtomicBool>,
+    /// Where sessions give their accounts' claims back, when this process claims its
+    /// sessions' accounts in the store.
+    released: Option<claims::Released>,
 }
 
 /// The writer thread; stop it with [`Writer::stop`].
@@ -111,7 +118,22 @@ impl Persist {
     /// opened (a missing directory that cannot be created, a database that refuses us),
     /// so a server never starts without a place to keep its players.
     pub fn start(spec: &store::StoreSpec, metrics: Arc<Metrics>) -> Result<(Persist, Writer)> {
+        Persist::start_claiming(spec, metrics, None)
+    }
+
+    /// [`Persist::start`], and with a `holder` (a name for this process start, unique
+    /// among the processes sharing the store) each session's account is claimed in the
+    /// store too ([`Persist::claim`]).
+    pub fn start_claiming(
+        spec: &store::StoreSpec,
+        metrics: Arc<Metrics>,
+        holder: Option<String>,
+    ) -> Result<(Persist, Writer)> {
         let (tx, rx) = sync_channel(QUEUE);
+        let released = holder.as_ref().map(|_| claims::Released::default());
+        let thread_claims = holder
+            .zip(released.clone())
+            .map(|(holder, released)| claims::Claims::new(holder, released));
         let up = Arc::new(AtomicBool::new(true));
         metrics.store_up.set(1);
         let thread_up = Arc::clone(&up);
@@ -125,7 +147,9 @@ impl Persist {
             .spawn(move || match store::open(&thread_spec) {
                 Ok(store) => {
                     let _ = opened_tx.send(Ok(()));
-                    run(store, rx, thread_up, metrics);
+                    let mut state = State::new(store, thread_up, metrics);
+                    state.claims = thread_claims;
+                    run(state, rx);
                 }
                 Err(err) => {
                     let _ = opened_tx.send(Err(error_chain(&err)));
@@ -144,7 +168,7 @@ impl Persist {
             tx: tx.clone(),
             thread: Some(thread),
         };
-        Ok((Persist { tx, up }, writer))
+        Ok((Persist { tx, up, released }, writer))
     }
 
     /// Whether the store answered its last request or ping.
@@ -170,13 +194,38 @@ impl Persist {
 
     /// The saved character of `account`, waiting at most [`LOAD_TIMEOUT`].
     pub async fn load(&self, account: &str) -> Result<Option<Character>, LoadError> {
-        let (reply, answer) = oneshot::channel();
-        let request = Request::Load {
-            account: account.to_owned(),
-            reply,
+        let account = account.to_owned();
+        self.ask(|reply| Request::Load { account, reply }).await
+    }
+
+    /// Claims `account`'s one live session for this process, waiting at most
+    /// [`LOAD_TIMEOUT`]: `Ok(None)` while another process holds it. Without a holder
+    /// ([`Persist::start`]) the process claims nothing in the store, and its own sessions
+    /// say who is in.
+    pub async fn claim(&self, account: &str) -> Result<Option<Claimed>, LoadError> {
+        let Some(released) = &self.released else {
+            return Ok(Some(Claimed::new(None, account)));
         };
+        let owned = account.to_owned();
+        let claimed = self
+            .ask(|reply| Request::Claim {
+                account: owned,
+                reply,
+            })
+            .await?;
+        Ok(claimed.then(|| Claimed::new(Some(Arc::clone(released)), account)))
+    }
+
+    /// Hands the writer the request `make` builds around its reply channel, and waits at
+    /// most [`LOAD_TIMEOUT`] for the answer: a full queue or no answer is
+    /// [`LoadError::Unavailable`].
+    async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<Result<T, LoadError>>) -> Request,
+    ) -> Result<T, LoadError> {
+        let (reply, answer) = oneshot::channel();
         self.tx
-            .try_send(request)
+            .try_send(make(reply))
             .map_err(|_| LoadError::Unavailable)?;
         match tokio::time::timeout(LOAD_TIMEOUT, answer).await {
             Ok(Ok(result)) => result,
@@ -229,43 +278,30 @@ struct State {
     retry_pause: Duration,
     last_ping: Instant,
     loud_at: usize,
+    /// This process's claims on its sessions' accounts, when it claims them in the store.
+    claims: Option<claims::Claims>,
 }
 
-fn run(
-    store: Box<dyn CharacterStore>,
-    rx: Receiver<Request>,
-    up: Arc<AtomicBool>,
-    metrics: Arc<Metrics>,
-) {
-    let mut state = State::new(store, up, metrics);
+fn run(mut state: State, rx: Receiver<Request>) {
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Request::Saves(saves)) => state.queue(saves),
-            Ok(Request::Load { account, reply }) => {
-                let answer = state.load(&account);
-                let _ = reply.send(answer);
-            }
             Ok(Request::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+            Ok(request) => state.take(request),
             Err(RecvTimeoutError::Timeout) => {}
         }
         // Take everything already queued before writing, so one batch carries it all.
         while let Ok(request) = rx.try_recv() {
-            match request {
-                Request::Saves(saves) => state.queue(saves),
-                Request::Load { account, reply } => {
-                    let answer = state.load(&account);
-                    let _ = reply.send(answer);
-                }
-                Request::Stop => {
-                    state.flush_for_shutdown();
-                    return;
-                }
+            if matches!(request, Request::Stop) {
+                state.stop();
+                return;
             }
+            state.take(request);
         }
         state.write();
+        state.tend_claims();
         state.ping_if_idle();
     }
-    state.flush_for_shutdown();
+    state.stop();
 }
 
 impl State {
@@ -279,6 +315,56 @@ impl State {
             retry_pause: Duration::from_millis(250),
             last_ping: Instant::now(),
             loud_at: MAX_PENDING,
+            claims: None,
+        }
+    }
+
+    /// Carries out one request other than [`Request::Stop`].
+    fn take(&mut self, request: Request) {
+        match request {
+            Request::Saves(saves) => self.queue(saves),
+            Request::Load { account, reply } => {
+                let answer = self.load(&account);
+                let _ = reply.send(answer);
+            }
+            Request::Claim { account, reply } => {
+                let answer = self.claim(&account);
+                let _ = reply.send(answer);
+            }
+            Request::Stop => {}
+        }
+    }
+
+    /// Claims `account` for this process ([`claims::Claims::claim`]); without claims,
+    /// `true`.
+    fn claim(&mut self, account: &str) -> Result<bool, LoadError> {
+        let Some(claims) = self.claims.as_mut() else {
+            return Ok(true);
+        };
+        match claims.claim(self.store.as_mut(), account) {
+            Ok(claimed) => {
+                self.mark_up();
+                Ok(claimed)
+            }
+            Err(err) => {
+                self.mark_down(&err);
+                Err(LoadError::Unavailable)
+            }
+        }
+    }
+
+    /// Releases the claims of ended sessions and renews the rest when due.
+    fn tend_claims(&mut self) {
+        if let Some(claims) = self.claims.as_mut() {
+            claims.tend(self.store.as_mut());
+        }
+    }
+
+    /// Writes what is pending (trying for a few seconds) and releases every claim.
+    fn stop(&mut self) {
+        self.flush_for_shutdown();
+        if let Some(claims) = self.claims.as_mut() {
+            claims.release_all(self.store.as_mut());
         }
     }
 
@@ -523,6 +609,10 @@ impl Saver {
         }
     }
 }
+
+mod claims;
+
+pub use claims::{CLAIM_TTL, Claimed};
 
 #[cfg(test)]
 mod tests;

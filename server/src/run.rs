@@ -229,9 +229,15 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
         (None, Some(dir)) => Some(StoreSpec::Embedded { dir: dir.clone() }),
         (None, None) => None,
     };
+    // A gateway claims its sessions' accounts in the cluster's store, so that one account
+    // is in the world once across the gateways; `server run` holds its own.
+    let holder = match &world {
+        WorldKind::Cluster((file, index, _)) => Some(claim_holder(&file.gateways[*index].name)),
+        WorldKind::Game(_) => None,
+    };
     let (persist, writer) = match &characters {
         Some(spec) => {
-            let (persist, writer) = Persist::start(spec, Arc::clone(&metrics))?;
+            let (persist, writer) = Persist::start_claiming(spec, Arc::clone(&metrics), holder)?;
             info!(store = %spec, "character store open");
             (Some(persist), Some(writer))
         }
@@ -628,6 +634,16 @@ async fn accept_loop(
     }
     info!("server stopped");
     Ok(())
+}
+
+/// A name for this start of gateway `name` in the store's claims: its name, process id
+/// and start time, so that a gateway started again does not take its last start's claims
+/// for its own (they lapse).
+fn claim_holder(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("gateway {name} {} {nanos}", std::process::id())
 }
 
 /// The wall clock in Unix seconds (0 before 1970).

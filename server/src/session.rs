@@ -131,6 +131,20 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
             }
         },
     };
+    // And in the store, for the processes that share it (a cluster's gateways: see
+    // `persist::claims`); given back when the session ends.
+    let _stored_claim = match (&ctx.persist, spectate) {
+        (Some(persist), None) => match persist.claim(&name).await {
+            Ok(Some(claim)) => Some(claim),
+            Ok(None) => {
+                let rejected = Rejected::already_logged_in(&name);
+                ctx.metrics.login_rejected(rejected.why);
+                return disconnect(&conn, Some(send), rejected.end, &ctx).await;
+            }
+            Err(err) => return disconnect(&conn, Some(send), load_refused(&err), &ctx).await,
+        },
+        _ => None,
+    };
 
     let (kick_tx, mut kick_rx) = mpsc::channel(4);
     let closed = async {

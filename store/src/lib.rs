@@ -57,6 +57,7 @@ pub mod test_postgres;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 pub use embedded::EMBEDDED_FILE_NAME;
 pub use error::StoreError;
@@ -114,6 +115,31 @@ pub trait CharacterStore: Send {
     fn ping(&mut self) -> Result<(), StoreError>;
     /// Every character, ordered by account (for tests and audits; fine to be slow).
     fn all(&mut self) -> Result<Vec<Character>, StoreError>;
+    /// Claims `account`'s one live session for `holder` (a process start) for `ttl`:
+    /// `true` when the account was free, its last claim has lapsed, or `holder` holds it
+    /// already (then renewed); `false` while another holder's claim lasts. Processes that
+    /// share a PostgreSQL database (a cluster's gateways) hold one session per account
+    /// between them this way, timed by the database's clock. The embedded store serves
+    /// one process, whose own sessions say who is in: always `true`.
+    fn claim(&mut self, account: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
+        let _ = (account, holder, ttl);
+        Ok(true)
+    }
+    /// Makes `holder`'s claims on `accounts` last `ttl` from now.
+    fn renew_claims(
+        &mut self,
+        holder: &str,
+        accounts: &[String],
+        ttl: Duration,
+    ) -> Result<(), StoreError> {
+        let _ = (holder, accounts, ttl);
+        Ok(())
+    }
+    /// Ends `holder`'s claims on `accounts` (another holder's claims stay).
+    fn release_claims(&mut self, holder: &str, accounts: &[String]) -> Result<(), StoreError> {
+        let _ = (holder, accounts);
+        Ok(())
+    }
 }
 
 /// Where characters live.

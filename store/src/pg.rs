@@ -11,14 +11,17 @@ use postgres::{Client, Config, GenericClient, NoTls, Row, Statement};
 
 use crate::{Character, CharacterStore, Save, StoreError, validate_batch};
 
+mod claims;
+
 /// The advisory lock key that serialises migrations between processes opening at once.
 const MIGRATION_LOCK_KEY: i64 = 0x6d6d_6f5f_7374_6f72; // "mmo_stor"
 
 /// The schema, one step per version, applied in order and recorded in `schema_migrations`.
 /// Steps are never edited once released: a change is a new step.
-const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    "CREATE TABLE characters (
+const MIGRATIONS: &[(i32, &str)] = &[
+    (
+        1,
+        "CREATE TABLE characters (
         account text PRIMARY KEY,
         name text NOT NULL,
         x real NOT NULL,
@@ -28,7 +31,9 @@ const MIGRATIONS: &[(i32, &str)] = &[(
         created_ms bigint NOT NULL,
         updated_ms bigint NOT NULL
     )",
-)];
+    ),
+    (2, claims::MIGRATION),
+];
 
 /// Writes a whole batch in one statement (one round trip, one transaction): the arrays are
 /// the batch's columns, one account per row.
@@ -217,6 +222,29 @@ impl CharacterStore for PostgresStore {
             conn.client
                 .batch_execute("SELECT 1")
                 .map_err(|e| classify(target, e))
+        })
+    }
+
+    fn claim(&mut self, account: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
+        self.with_conn(|conn, target| {
+            claims::claim(&mut conn.client, account, holder, ttl).map_err(|e| classify(target, e))
+        })
+    }
+
+    fn renew_claims(
+        &mut self,
+        holder: &str,
+        accounts: &[String],
+        ttl: Duration,
+    ) -> Result<(), StoreError> {
+        self.with_conn(|conn, target| {
+            claims::renew(&mut conn.client, holder, accounts, ttl).map_err(|e| classify(target, e))
+        })
+    }
+
+    fn release_claims(&mut self, holder: &str, accounts: &[String]) -> Result<(), StoreError> {
+        self.with_conn(|conn, target| {
+            claims::release(&mut conn.client, holder, accounts).map_err(|e| classify(target, e))
         })
     }
 

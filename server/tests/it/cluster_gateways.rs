@@ -180,3 +180,66 @@ async fn players_of_two_gateways_see_and_follow_each_other() {
     gw1.shutdown().await.unwrap();
     gw2.shutdown().await.unwrap();
 }
+
+/// One live session per account across the gateways sharing the cluster's PostgreSQL: a
+/// login of an account live on the other gateway is refused as already logged in, and
+/// once that session ends the account logs in on this one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_lives_on_one_gateway_at_a_time() {
+    let db = store::test_postgres::TestPostgres::start().unwrap();
+    let (_nats, url) = nats();
+    let dir = scratch("cluster-claims");
+    let (file, metrics) = cluster_file(&dir, &url, 50, Some(&db.url()), 2);
+    let _west = zone(&file, "west");
+    let _east = zone(&file, "east");
+    for m in metrics {
+        wait_ticking(m).await;
+    }
+    let config = Config {
+        max_clients_per_ip: 1_000,
+        shutdown_grace_secs: 0.5,
+        ..Config::default()
+    };
+    let gw1 = start_gateway(config.clone(), &file, Some("gw1"))
+        .await
+        .unwrap();
+    let gw2 = start_gateway(config, &file, Some("gw2")).await.unwrap();
+    let at = |gw: &server::run::Running| {
+        let endpoint = client::endpoint(gw.quic_addr, Trust::Pinned(gw.fingerprint)).unwrap();
+        (endpoint, gw.quic_addr)
+    };
+    let ((one, one_addr), (two, two_addr)) = (at(&gw1), at(&gw2));
+    let first = Client::connect(&one, one_addr, "ada").await.unwrap();
+    match Client::connect(&two, two_addr, "ada").await {
+        Err(client::ClientError::Disconnected { reason, text }) => {
+            assert_eq!(reason, protocol::DisconnectReason::LoginRejected);
+            assert!(text.contains("already logged in"), "{text}");
+        }
+        Err(other) => panic!("refused for another reason: {other}"),
+        Ok(_) => panic!("ada logged in on both gateways"),
+    }
+    // Another account is not held up.
+    let bob = Client::connect(&two, two_addr, "bob").await.unwrap();
+    first.leave().await;
+    // gw1 releases the claim as the session ends (its store writer, within a moment).
+    let mut again = None;
+    for _ in 0..50 {
+        match Client::connect(&two, two_addr, "ada").await {
+            Ok(client) => {
+                again = Some(client);
+                break;
+            }
+            Err(client::ClientError::Disconnected { text, .. })
+                if text.contains("already logged in") =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    let again = again.expect("ada could not log in on gw2 after leaving gw1");
+    again.leave().await;
+    bob.leave().await;
+    gw1.shutdown().await.unwrap();
+    gw2.shutdown().await.unwrap();
+}

@@ -95,10 +95,13 @@ fn openers_racing_apply_each_migration_once() {
     }
     let rows = pg
         .sql()
-        .query("SELECT version FROM schema_migrations", &[])
+        .query(
+            "SELECT version FROM schema_migrations ORDER BY version",
+            &[],
+        )
         .unwrap();
     let versions: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
-    assert_eq!(versions, vec![1]);
+    assert_eq!(versions, vec![1, 2]);
 }
 
 #[test]
@@ -232,4 +235,57 @@ fn connection_errors_name_the_server_without_the_password() {
     assert!(matches!(err, StoreError::Open { .. }), "{message}");
     assert!(!message.contains("hunter2"), "{message}");
     assert!(message.contains(&format!("127.0.0.1:{port}")), "{message}");
+}
+
+/// One live session per account between the processes sharing the database: a claim is
+/// refused while another holder's lasts, renewed by its own holder, free again once
+/// released or lapsed, and renewing keeps it from lapsing.
+#[test]
+fn an_account_is_claimed_by_one_holder_at_a_time() {
+    use std::time::Duration;
+    let pg = Postgres::new();
+    let (mut one, mut two) = (pg.open(), pg.open());
+    let long = Duration::from_secs(60);
+    assert!(one.claim("ada", "gw1 1", long).unwrap());
+    assert!(!two.claim("ada", "gw2 7", long).unwrap());
+    assert!(
+        one.claim("ada", "gw1 1", long).unwrap(),
+        "its own holder renews it"
+    );
+    assert!(two.claim("bob", "gw2 7", long).unwrap());
+    // Releasing another holder's claim does nothing; its own frees it.
+    two.release_claims("gw2 7", &["ada".to_owned()]).unwrap();
+    assert!(!two.claim("ada", "gw2 7", long).unwrap());
+    one.release_claims("gw1 1", &["ada".to_owned()]).unwrap();
+    assert!(two.claim("ada", "gw2 7", long).unwrap());
+    // A claim not renewed lapses; a renewed one does not.
+    let short = Duration::from_millis(1_000);
+    assert!(one.claim("cy", "gw1 1", short).unwrap());
+    assert!(one.claim("dee", "gw1 1", short).unwrap());
+    std::thread::sleep(Duration::from_millis(700));
+    one.renew_claims("gw1 1", &["dee".to_owned()], short)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(two.claim("cy", "gw2 7", long).unwrap(), "cy's claim lapsed");
+    assert!(
+        !two.claim("dee", "gw2 7", long).unwrap(),
+        "dee's claim was renewed"
+    );
+    let rows = pg
+        .sql()
+        .query(
+            "SELECT account, holder FROM account_claims ORDER BY account",
+            &[],
+        )
+        .unwrap();
+    let held: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(
+        held,
+        [
+            ("ada".to_owned(), "gw2 7".to_owned()),
+            ("bob".to_owned(), "gw2 7".to_owned()),
+            ("cy".to_owned(), "gw2 7".to_owned()),
+            ("dee".to_owned(), "gw1 1".to_owned()),
+        ]
+    );
 }

@@ -1,0 +1,116 @@
+//! One live session per account across the processes that share a PostgreSQL store (a
+//! cluster's gateways): each session's login claims its account in the store
+//! ([`store::CharacterStore::claim`]) as well as in its own process, and a login whose
+//! account another process holds is refused as "already logged in". The writer thread
+//! renews its process's claims every [`RENEW_EVERY`] and releases each when its session
+//! ends; the claims of a process killed with SIGKILL lapse [`CLAIM_TTL`] after their last
+//! renewal, by which time the zones have removed its players' characters
+//! ([`crate::cluster`]'s gateway heartbeats take 5 s).
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use store::{CharacterStore, StoreError};
+use tracing::{debug, warn};
+
+/// How long a claim lasts unless its holder renews it.
+pub const CLAIM_TTL: Duration = Duration::from_secs(15);
+/// How often the writer renews its process's claims.
+const RENEW_EVERY: Duration = Duration::from_secs(5);
+
+/// Accounts whose sessions ended, for the writer to release: a list the sessions push to
+/// (never full, never blocking) and the writer empties.
+pub(super) type Released = Arc<Mutex<Vec<String>>>;
+
+/// A process's claims, kept by the writer thread.
+pub(super) struct Claims {
+    /// This process start, as the store knows it.
+    holder: String,
+    held: BTreeSet<String>,
+    renewed: Instant,
+    released: Released,
+}
+
+impl Claims {
+    pub(super) fn new(holder: String, released: Released) -> Claims {
+        Claims {
+            holder,
+            held: BTreeSet::new(),
+            renewed: Instant::now(),
+            released,
+        }
+    }
+
+    /// Claims `account` for this process: `false` while another holds it.
+    pub(super) fn claim(
+        &mut self,
+        store: &mut dyn CharacterStore,
+        account: &str,
+    ) -> Result<bool, StoreError> {
+        let claimed = store.claim(account, &self.holder, CLAIM_TTL)?;
+        if claimed {
+            self.held.insert(account.to_owned());
+        }
+        Ok(claimed)
+    }
+
+    /// Releases the accounts whose sessions ended and renews the others when due. A
+    /// store that does not answer leaves them to lapse or to the next round.
+    pub(super) fn tend(&mut self, store: &mut dyn CharacterStore) {
+        let ended =
+            std::mem::take(&mut *self.released.lock().unwrap_or_else(PoisonError::into_inner));
+        if !ended.is_empty() {
+            for account in &ended {
+                self.held.remove(account);
+            }
+            if let Err(err) = store.release_claims(&self.holder, &ended) {
+                debug!(%err, accounts = ended.len(), "claims not released; they lapse");
+            }
+        }
+        if self.renewed.elapsed() >= RENEW_EVERY {
+            self.renewed = Instant::now();
+            let held: Vec<String> = self.held.iter().cloned().collect();
+            if let Err(err) = store.renew_claims(&self.holder, &held, CLAIM_TTL) {
+                warn!(%err, accounts = held.len(), "the sessions' claims were not renewed");
+            }
+        }
+    }
+
+    /// Releases every claim: the process stops.
+    pub(super) fn release_all(&mut self, store: &mut dyn CharacterStore) {
+        self.tend(store);
+        let held: Vec<String> = std::mem::take(&mut self.held).into_iter().collect();
+        if let Err(err) = store.release_claims(&self.holder, &held) {
+            debug!(%err, accounts = held.len(), "claims not released at stop; they lapse");
+        }
+    }
+}
+
+/// A session's claim on its account, given back when dropped.
+#[derive(Debug)]
+pub struct Claimed {
+    /// Where to give it back; `None` when the process claims nothing in the store.
+    released: Option<Released>,
+    account: String,
+}
+
+impl Claimed {
+    pub(super) fn new(released: Option<Released>, account: &str) -> Claimed {
+        Claimed {
+            released,
+            account: account.to_owned(),
+        }
+    }
+}
+
+impl Drop for Claimed {
+    fn drop(&mut self) {
+        if let Some(released) = &self.released {
+            released
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(std::mem::take(&mut self.account));
+        }
+    }
+}
