@@ -26,6 +26,10 @@
 //!   go), the writer says so in an error log line every time it grows further; it drops
 //!   no save for that.
 //!
+//! - For a cluster's gateway it also claims each session's account in the store, renews
+//!   the claims and releases them as sessions end (`claims`: one live session per account
+//!   across the gateways).
+//!
 //! On shutdown the thread keeps trying to write what is pending for
 //! `SHUTDOWN_FLUSH` and logs an error naming the count of saves it could not write.
 
@@ -92,7 +96,7 @@ enum Request {
     },
     Claim {
         account: String,
-        reply: oneshot::Sender<Result<bool, LoadError>>,
+        reply: oneshot::Sender<Result<Option<Claimed>, LoadError>>,
     },
     Stop,
 }
@@ -203,17 +207,13 @@ impl Persist {
     /// ([`Persist::start`]) the process claims nothing in the store, and its own sessions
     /// say who is in.
     pub async fn claim(&self, account: &str) -> Result<Option<Claimed>, LoadError> {
-        let Some(released) = &self.released else {
+        if self.released.is_none() {
             return Ok(Some(Claimed::new(None, account)));
-        };
-        let owned = account.to_owned();
-        let claimed = self
-            .ask(|reply| Request::Claim {
-                account: owned,
-                reply,
-            })
-            .await?;
-        Ok(claimed.then(|| Claimed::new(Some(Arc::clone(released)), account)))
+        }
+        let account = account.to_owned();
+        // The writer makes the guard: should this wait be given up, the answer dropped
+        // unread releases the claim.
+        self.ask(|reply| Request::Claim { account, reply }).await
     }
 
     /// Hands the writer the request `make` builds around its reply channel, and waits at
@@ -328,18 +328,23 @@ impl State {
                 let _ = reply.send(answer);
             }
             Request::Claim { account, reply } => {
-                let answer = self.claim(&account);
-                let _ = reply.send(answer);
+                // A session that gave up waiting (the queue was slow) holds nothing: a
+                // claim it never hears of would be renewed for as long as the process runs.
+                // One it gives up on once granted is released as the unread answer drops.
+                if reply.is_closed() {
+                    return;
+                }
+                let _ = reply.send(self.claim(&account));
             }
             Request::Stop => {}
         }
     }
 
     /// Claims `account` for this process ([`claims::Claims::claim`]); without claims,
-    /// `true`.
-    fn claim(&mut self, account: &str) -> Result<bool, LoadError> {
+    /// a guard that gives nothing back.
+    fn claim(&mut self, account: &str) -> Result<Option<Claimed>, LoadError> {
         let Some(claims) = self.claims.as_mut() else {
-            return Ok(true);
+            return Ok(Some(Claimed::new(None, account)));
         };
         match claims.claim(self.store.as_mut(), account) {
             Ok(claimed) => {

@@ -18,6 +18,8 @@ use tracing::{debug, warn};
 pub const CLAIM_TTL: Duration = Duration::from_secs(15);
 /// How often the writer renews its process's claims.
 const RENEW_EVERY: Duration = Duration::from_secs(5);
+/// How soon it tries again when a renewal failed.
+const RETRY_RENEW: Duration = Duration::from_secs(1);
 
 /// Accounts whose sessions ended, for the writer to release: a list the sessions push to
 /// (never full, never blocking) and the writer empties.
@@ -29,6 +31,8 @@ pub(super) struct Claims {
     holder: String,
     held: BTreeSet<String>,
     renewed: Instant,
+    /// [`RENEW_EVERY`], or [`RETRY_RENEW`] after a renewal failed.
+    renew_every: Duration,
     released: Released,
 }
 
@@ -38,48 +42,73 @@ impl Claims {
             holder,
             held: BTreeSet::new(),
             renewed: Instant::now(),
+            renew_every: RENEW_EVERY,
             released,
         }
     }
 
-    /// Claims `account` for this process: `false` while another holds it.
+    /// Claims `account` for this process: its session's guard, or `None` while another
+    /// process holds it. Claims given back before are released first, so that a session
+    /// of the same account that ended just before this login does not release, later, the
+    /// claim this one takes.
     pub(super) fn claim(
         &mut self,
         store: &mut dyn CharacterStore,
         account: &str,
-    ) -> Result<bool, StoreError> {
-        let claimed = store.claim(account, &self.holder, CLAIM_TTL)?;
-        if claimed {
-            self.held.insert(account.to_owned());
+    ) -> Result<Option<Claimed>, StoreError> {
+        self.release_ended(store);
+        if !store.claim(account, &self.holder, CLAIM_TTL)? {
+            return Ok(None);
         }
-        Ok(claimed)
+        self.held.insert(account.to_owned());
+        Ok(Some(Claimed::new(
+            Some(Arc::clone(&self.released)),
+            account,
+        )))
     }
 
-    /// Releases the accounts whose sessions ended and renews the others when due. A
-    /// store that does not answer leaves them to lapse or to the next round.
+    /// Releases the claims whose sessions ended and renews the others when due. A store
+    /// that does not answer leaves them to lapse, or to a renewal tried again soon.
     pub(super) fn tend(&mut self, store: &mut dyn CharacterStore) {
-        let ended =
-            std::mem::take(&mut *self.released.lock().unwrap_or_else(PoisonError::into_inner));
-        if !ended.is_empty() {
-            for account in &ended {
-                self.held.remove(account);
-            }
-            if let Err(err) = store.release_claims(&self.holder, &ended) {
-                debug!(%err, accounts = ended.len(), "claims not released; they lapse");
-            }
+        self.release_ended(store);
+        if self.renewed.elapsed() < self.renew_every {
+            return;
         }
-        if self.renewed.elapsed() >= RENEW_EVERY {
-            self.renewed = Instant::now();
-            let held: Vec<String> = self.held.iter().cloned().collect();
-            if let Err(err) = store.renew_claims(&self.holder, &held, CLAIM_TTL) {
+        self.renewed = Instant::now();
+        let held: Vec<String> = self.held.iter().cloned().collect();
+        match store.renew_claims(&self.holder, &held, CLAIM_TTL) {
+            Ok(()) => self.renew_every = RENEW_EVERY,
+            Err(err) => {
+                self.renew_every = RETRY_RENEW;
                 warn!(%err, accounts = held.len(), "the sessions' claims were not renewed");
             }
         }
     }
 
+    /// Releases the claims whose sessions ended.
+    fn release_ended(&mut self, store: &mut dyn CharacterStore) {
+        let ended =
+            std::mem::take(&mut *self.released.lock().unwrap_or_else(PoisonError::into_inner));
+        if ended.is_empty() {
+            return;
+        }
+        for account in &ended {
+            self.held.remove(account);
+        }
+        if let Err(err) = store.release_claims(&self.holder, &ended) {
+            debug!(%err, accounts = ended.len(), "claims not released; they lapse");
+        }
+    }
+
+    /// The accounts this process holds.
+    #[cfg(test)]
+    pub(super) fn held(&self) -> &BTreeSet<String> {
+        &self.held
+    }
+
     /// Releases every claim: the process stops.
     pub(super) fn release_all(&mut self, store: &mut dyn CharacterStore) {
-        self.tend(store);
+        self.release_ended(store);
         let held: Vec<String> = std::mem::take(&mut self.held).into_iter().collect();
         if let Err(err) = store.release_claims(&self.holder, &held) {
             debug!(%err, accounts = held.len(), "claims not released at stop; they lapse");

@@ -187,6 +187,54 @@ fn the_last_saves_are_handed_over_or_said_lost() {
     );
 }
 
+/// A claim the session no longer waits for is not held: asked after the session gave
+/// up, it is not made; granted, its guard released when dropped unread. A session of the
+/// same account ending just before a new login does not take the new login's claim away.
+#[test]
+fn a_claim_nobody_holds_is_released() {
+    let (store, _) = Scripted::new(&[]);
+    let (mut state, _) = state(Box::new(store));
+    let released = claims::Released::default();
+    state.claims = Some(claims::Claims::new("gw1 1".to_owned(), released));
+    let held = |state: &State| state.claims.as_ref().unwrap().held().clone();
+    let ask = |state: &mut State, account: &str, read: bool| {
+        let (reply, answer) = oneshot::channel();
+        if !read {
+            drop(answer);
+            state.take(Request::Claim {
+                account: account.to_owned(),
+                reply,
+            });
+            return None;
+        }
+        state.take(Request::Claim {
+            account: account.to_owned(),
+            reply,
+        });
+        let mut answer = answer;
+        match answer.try_recv() {
+            Ok(Ok(claimed)) => claimed,
+            other => panic!("{other:?}"),
+        }
+    };
+    // Gave up before the writer came to it.
+    assert!(ask(&mut state, "ada", false).is_none());
+    assert!(held(&state).is_empty());
+    // Granted: held until its guard drops, even unread.
+    let bob = ask(&mut state, "bob", true).expect("bob's claim");
+    assert_eq!(held(&state), ["bob".to_owned()].into());
+    drop(bob);
+    state.tend_claims();
+    assert!(held(&state).is_empty());
+    // Bob logs out and in again at once: the new claim stays.
+    let bob = ask(&mut state, "bob", true).expect("bob's claim");
+    drop(bob);
+    let again = ask(&mut state, "bob", true).expect("bob's new claim");
+    state.tend_claims();
+    assert_eq!(held(&state), ["bob".to_owned()].into());
+    drop(again);
+}
+
 /// A store whose answers a test sets, and which records what it took.
 struct Scripted {
     /// Accounts whose stored record is damaged (load and save say `Corrupt`).
