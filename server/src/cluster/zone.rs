@@ -1,9 +1,10 @@
 //! `server zone --cluster FILE --zone NAME`: one zone of a cluster. It builds the whole
 //! map's navmesh, simulates the bodies real in its region on a world thread
-//! (`cluster/zone_world.rs`), and talks to the rest of the cluster over NATS through two
+//! (`cluster/zone_world.rs`), and talks to the rest of the cluster over NATS through
 //! bounded channels, so the world thread never waits on the bus: what arrives is drained
-//! at the start of each tick, what the tick says is handed to an async task that
-//! publishes it in order (frame first, then the answers that depend on it).
+//! at the start of each tick (joins, leaves, handoffs and heartbeats in a lane of their own,
+//! ahead of inputs and frames: `zone/inbox.rs`), what the tick says is handed to an async
+//! task that publishes it in order (frame first, then the answers that depend on it).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -26,8 +27,10 @@ use crate::http::{Health, HttpLimits, serve as serve_http};
 use crate::metrics::{Counter, Gauge, Histogram, Metrics};
 use crate::persist::{Persist, Saver};
 
-/// Messages from the bus waiting for the world thread.
-const INBOX: usize = 65_536;
+mod inbox;
+
+use inbox::{InboxRx, InboxTx};
+
 /// Messages from the world thread waiting to be published.
 const OUTBOX: usize = 4_096;
 /// Messages drained per tick at most.
@@ -228,7 +231,7 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
         HttpLimits::default(),
     ));
 
-    let (in_tx, in_rx) = mpsc::channel::<ZoneIn>(INBOX);
+    let (in_tx, in_rx) = inbox::inbox(inbox::CONTROL, inbox::DATA);
     let (out_tx, out_rx) = mpsc::channel::<ZoneOut>(OUTBOX);
     let mut subscriptions = Vec::new();
     for verb in [Verb::Join, Verb::Input, Verb::Leave, Verb::Handoff] {
@@ -341,7 +344,7 @@ const MAX_STRANGERS: usize = 64;
 /// whose heartbeats count.
 async fn listen(
     mut subscriber: async_nats::Subscriber,
-    inbox: mpsc::Sender<ZoneIn>,
+    inbox: InboxTx,
     m: ZoneMetrics,
     file: Arc<ClusterFile>,
 ) {
@@ -393,7 +396,7 @@ async fn listen(
                 continue;
             }
         };
-        if inbox.try_send(item).is_err() {
+        if !inbox.offer(item) {
             m.bus_dropped.inc();
         }
     }
@@ -404,7 +407,7 @@ async fn listen(
 async fn publish(
     client: async_nats::Client,
     mut outbox: mpsc::Receiver<ZoneOut>,
-    inbox: mpsc::Sender<ZoneIn>,
+    inbox: InboxTx,
     m: ZoneMetrics,
 ) {
     while let Some(out) = outbox.recv().await {
@@ -438,7 +441,9 @@ async fn publish(
                         }
                     };
                     // The world thread always takes answers: they settle custody.
-                    let _ = inbox.send(ZoneIn::HandoffAnswer { id, epoch, ack }).await;
+                    inbox
+                        .must_send(ZoneIn::HandoffAnswer { id, epoch, ack })
+                        .await;
                 });
             }
         }
@@ -448,7 +453,7 @@ async fn publish(
 /// The world thread's side of the bus: what it hears, what it says, and how many times
 /// the zone has connected to NATS.
 struct ZoneBus {
-    inbox: mpsc::Receiver<ZoneIn>,
+    inbox: InboxRx,
     outbox: mpsc::Sender<ZoneOut>,
     connections: Arc<AtomicU64>,
 }
@@ -478,7 +483,7 @@ fn zone_loop(
             zone.bus_connected();
         }
         for _ in 0..MAX_MESSAGES_PER_TICK {
-            let Ok(message) = inbox.try_recv() else {
+            let Some(message) = inbox.next() else {
                 break;
             };
             match zone.handle(message) {
