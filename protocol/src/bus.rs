@@ -4,8 +4,9 @@
 //! these: a gateway speaks the client protocol of the rest of this crate.
 //!
 //! Every payload is one [`BusMessage`], encoded by [`crate::codec::encode_bus`]: a version
-//! byte ([`BUS_VERSION`]: 2 since gateways say they are alive) and the message in the same
-//! encoding as the client protocol, at most [`crate::codec::MAX_BUS_BYTES`]. Entity ids
+//! byte ([`BUS_VERSION`]: 3 since joins and handoffs carry the login's number) and the
+//! message in the same encoding as the client protocol, at most
+//! [`crate::codec::MAX_BUS_BYTES`]. Entity ids
 //! ([`NetId`]) are cluster-wide: a body keeps its id when it moves between zones, and its
 //! **epoch** grows by one at every handoff, so of two claims on one id the higher epoch is
 //! the newer.
@@ -17,7 +18,7 @@ use crate::messages::{Command, EntityKind, Motion, NetId};
 /// The bus protocol's version, the first byte of every payload. A process refuses
 /// payloads of another version (counted and logged), so zones and gateways of one cluster
 /// must be upgraded together.
-pub const BUS_VERSION: u8 = 2;
+pub const BUS_VERSION: u8 = 3;
 
 /// Everything that travels on the bus.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -147,6 +148,14 @@ pub struct JoinRequest {
     pub account: String,
     /// Where the character appears: its saved position, or a spawn point.
     pub at: [f32; 2],
+    /// The login's number in the store, which orders the character's saves across zones
+    /// with the epoch (see the `store` crate's `SaveOrder`); 0 when the store does not
+    /// number logins, and then saves carry no order.
+    pub login: u64,
+    /// The character's epoch in the zone that takes it: 1 at a login; above every epoch
+    /// the gateway saw or the store holds for this login when the character is asked for
+    /// again.
+    pub epoch: u32,
 }
 
 /// A zone's answer to a [`JoinRequest`].
@@ -230,10 +239,21 @@ pub struct Handoff {
     pub id: NetId,
     /// Its new epoch: the one it had plus one.
     pub epoch: u32,
-    /// Its player's account and newest applied input, for a player character.
-    pub player: Option<(String, u32)>,
+    /// Its player, for a player character.
+    pub player: Option<HandoffPlayer>,
     /// The body.
     pub body: CarriedBody,
+}
+
+/// The player of a character handed over.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HandoffPlayer {
+    /// Its account.
+    pub account: String,
+    /// The newest of its inputs applied.
+    pub applied_seq: u32,
+    /// Its login's number ([`JoinRequest::login`]).
+    pub login: u64,
 }
 
 /// The answer to a [`Handoff`].

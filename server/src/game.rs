@@ -108,6 +108,10 @@ pub enum ToWorld {
         session: SessionId,
         /// Its player's name (also its account).
         name: String,
+        /// Its login's number in the store ([`crate::persist::Claimed::login`]), which a
+        /// gateway passes on to the zones for the order of the character's saves; 0 when
+        /// not numbered.
+        login: u64,
         /// Where its character was saved, if it has been: it resumes there when that
         /// point is still walkable.
         resume_at: Option<Vec2>,
@@ -340,6 +344,7 @@ impl Game {
             ToWorld::Join {
                 session,
                 name,
+                login: _,
                 resume_at,
                 spectate,
                 sink,
@@ -417,10 +422,12 @@ impl Game {
                         // The last position, saved whether or not it moved since.
                         client.last_saved = None;
                         let pos = [body.pos.x, body.pos.y];
+                        // One process saves the character: its saves keep their order.
                         saver.record(
                             &client.name,
                             &client.name,
                             pos,
+                            None,
                             &mut client.last_saved,
                             now_ms(),
                         );
@@ -507,7 +514,14 @@ impl Game {
         for client in self.clients.values_mut() {
             if let Some(body) = self.world.body(client.entity) {
                 let pos = [body.pos.x, body.pos.y];
-                saver.record(&client.name, &client.name, pos, &mut client.last_saved, now);
+                saver.record(
+                    &client.name,
+                    &client.name,
+                    pos,
+                    None,
+                    &mut client.last_saved,
+                    now,
+                );
             }
         }
         saver.flush();
@@ -715,6 +729,7 @@ mod tests {
             game.handle(ToWorld::Join {
                 session,
                 name: format!("p{session}"),
+                login: 0,
                 resume_at: None,
                 spectate: None,
                 sink: Box::new(Recorder),

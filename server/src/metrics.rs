@@ -383,6 +383,9 @@ pub struct Metrics {
     /// Saves the store refused for themselves (invalid, or over a damaged record): dropped,
     /// never retried.
     pub saves_dropped: Counter,
+    /// Saves the store skipped because it holds a newer save of the character (another
+    /// zone saved it further on): nothing lost, counted.
+    pub saves_stale: Counter,
     /// Time the store took per batch of saves.
     save_batch_seconds: Histogram,
     /// Admin API requests refused for a missing or wrong token.
@@ -433,6 +436,7 @@ impl Metrics {
             saves: Counter::default(),
             save_failures: Counter::default(),
             saves_dropped: Counter::default(),
+            saves_stale: Counter::default(),
             save_batch_seconds: DurationBuckets.new_metric(),
             admin_unauthorized: Counter::default(),
             admin_world_busy: Counter::default(),
@@ -584,6 +588,11 @@ impl Metrics {
             "mmo_saves_dropped",
             "Character saves dropped because the store refused them (invalid, or over a damaged record)",
             self.saves_dropped.clone(),
+        );
+        r.register(
+            "mmo_saves_stale",
+            "Character saves skipped because the store holds a newer save of the character",
+            self.saves_stale.clone(),
         );
         r.register(
             "mmo_save_batch_seconds",

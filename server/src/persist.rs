@@ -41,9 +41,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
-use store::{Character, CharacterStore, Save, StoreError};
+use store::{Character, CharacterStore, Save, SaveOrder, StoreError};
 use tokio::sync::oneshot;
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::metrics::Metrics;
 
@@ -208,7 +208,7 @@ impl Persist {
     /// say who is in.
     pub async fn claim(&self, account: &str) -> Result<Option<Claimed>, LoadError> {
         if self.released.is_none() {
-            return Ok(Some(Claimed::new(None, account)));
+            return Ok(Some(Claimed::new(None, account, 0)));
         }
         let account = account.to_owned();
         // The writer makes the guard: should this wait be given up, the answer dropped
@@ -344,7 +344,7 @@ impl State {
     /// a guard that gives nothing back.
     fn claim(&mut self, account: &str) -> Result<Option<Claimed>, LoadError> {
         let Some(claims) = self.claims.as_mut() else {
-            return Ok(Some(Claimed::new(None, account)));
+            return Ok(Some(Claimed::new(None, account, 0)));
         };
         match claims.claim(self.store.as_mut(), account) {
             Ok(claimed) => {
@@ -398,6 +398,7 @@ impl State {
                 version: 0,
                 created_ms: save.now_ms,
                 updated_ms: save.now_ms,
+                order: save.order,
             }));
         }
         match self.store.load(account) {
@@ -434,8 +435,16 @@ impl State {
             let batch: Vec<Save> = self.pending.values().cloned().collect();
             let started = Instant::now();
             match self.store.save_batch(&batch) {
-                Ok(()) => {
-                    self.metrics.saves.inc_by(batch.len() as u64);
+                Ok(stale) => {
+                    if stale > 0 {
+                        // Another process saved these characters further on (see
+                        // `store::SaveOrder`): nothing is lost by not writing them.
+                        debug!(stale, "saves older than the stored ones were skipped");
+                        self.metrics.saves_stale.inc_by(stale as u64);
+                    }
+                    self.metrics
+                        .saves
+                        .inc_by((batch.len() - stale.min(batch.len())) as u64);
                     self.metrics.observe_save_batch(started.elapsed());
                     self.pending.clear();
                     self.retry_at = None;
@@ -549,12 +558,14 @@ impl Saver {
         }
     }
 
-    /// Records `account`'s position when it moved since `last_saved` (updated).
+    /// Records `account`'s position when it moved since `last_saved` (updated), with its
+    /// order among the character's saves when several processes save it.
     pub fn record(
         &mut self,
         account: &str,
         name: &str,
         pos: [f32; 2],
+        order: Option<SaveOrder>,
         last_saved: &mut Option<[f32; 2]>,
         now_ms: i64,
     ) {
@@ -571,6 +582,7 @@ impl Saver {
                 pos,
                 map: self.map.clone(),
                 now_ms,
+                order,
             },
         );
     }

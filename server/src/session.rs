@@ -43,7 +43,7 @@ use crate::cluster::gateway::JOIN_ANSWERED_WITHIN;
 use crate::config::MIN_SNAPSHOT_BYTES;
 use crate::game::{Joined, Kick, SessionId, ToWorld};
 use crate::metrics::{InputDrop, Invalid, Metrics};
-use crate::persist::{LoadError, Persist};
+use crate::persist::{Claimed, LoadError, Persist};
 use link::{Link, LinkError};
 use login::{LiveAccounts, Rejected};
 use machine::{End, Handshake, HandshakeStep, InvalidKind, Session, Verdict, bad_frame};
@@ -133,7 +133,7 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     };
     // And in the store, for the processes that share it (a cluster's gateways: see
     // `persist::claims`); given back when the session ends.
-    let _stored_claim = match (&ctx.persist, spectate) {
+    let stored_claim = match (&ctx.persist, spectate) {
         (Some(persist), None) => match persist.claim(&name).await {
             Ok(Some(claim)) => Some(claim),
             Ok(None) => {
@@ -150,7 +150,18 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     let closed = async {
         conn.closed().await;
     };
-    let joined = match join_world(session, &name, spectate, &link, kick_tx, &ctx, closed).await {
+    let login = stored_claim.as_ref().map_or(0, Claimed::login);
+    let joined = match join_world(
+        session,
+        (&name, login),
+        spectate,
+        &link,
+        kick_tx,
+        &ctx,
+        closed,
+    )
+    .await
+    {
         Ok(joined) => joined,
         Err(NotJoined::Refused(end)) => return disconnect(&conn, Some(send), end, &ctx).await,
         Err(NotJoined::Closed) => {
@@ -255,9 +266,10 @@ enum NotJoined {
 
 /// Asks the world thread for a character and waits for it, at most [`JOIN_DEADLINE`] and
 /// no longer than the connection lasts (`closed`).
+/// `login` is the login's number in the store ([`Claimed::login`]).
 async fn join_world(
     session: SessionId,
-    name: &str,
+    (name, login): (&str, u64),
     spectate: Option<(f32, f32)>,
     link: &Link,
     kick: mpsc::Sender<Kick>,
@@ -280,6 +292,7 @@ async fn join_world(
     let join = ToWorld::Join {
         session,
         name: name.to_owned(),
+        login,
         resume_at,
         spectate: spectate.map(|(x, y)| sim::Vec2::new(x, y)),
         sink: link.sink(),
@@ -680,6 +693,7 @@ mod tests {
         let join = ToWorld::Join {
             session,
             name: "ada".to_owned(),
+            login: 0,
             resume_at: None,
             spectate: None,
             sink: Box::new(NoSink),

@@ -28,6 +28,7 @@ fn saves(accounts: usize, round: usize) -> Vec<Save> {
             ],
             map: "den520d.map".to_owned(),
             now_ms: 1_800_000_000_000 + round as i64 * 500,
+            order: None,
         })
         .collect()
 }

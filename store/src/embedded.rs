@@ -43,19 +43,21 @@ impl EmbeddedStore {
 
     /// Runs `f` on the characters table in one durable write transaction, committed when
     /// `f` succeeds and aborted (dropped) otherwise.
-    fn write(
+    fn write<T>(
         &self,
-        f: impl FnOnce(&mut redb::Table<'_, &'static str, &'static [u8]>) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+        f: impl FnOnce(&mut redb::Table<'_, &'static str, &'static [u8]>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let mut txn = self.db.begin_write().map_err(|e| self.fail(e))?;
         // Immediate is redb's default; it is set here because the crash guarantee rests on it.
         txn.set_durability(Durability::Immediate)
             .map_err(|e| self.fail(e))?;
         {
             let mut table = txn.open_table(CHARACTERS).map_err(|e| self.fail(e))?;
-            f(&mut table)?;
+            let out = f(&mut table)?;
+            drop(table);
+            txn.commit().map_err(|e| self.fail(e))?;
+            Ok(out)
         }
-        txn.commit().map_err(|e| self.fail(e))
     }
 
     /// Maps a redb error: I/O failures may pass (a full disk, a flaky device) and are
@@ -86,17 +88,25 @@ impl CharacterStore for EmbeddedStore {
         record::decode(account, value.value()).map(Some)
     }
 
-    fn save_batch(&mut self, saves: &[Save]) -> Result<(), StoreError> {
+    fn save_batch(&mut self, saves: &[Save]) -> Result<usize, StoreError> {
         let batch = validate_batch(saves)?;
         if batch.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
         self.write(|table| {
+            let mut stale = 0;
             for (account, save) in batch {
                 let previous = match table.get(account).map_err(|e| self.fail(e))? {
                     Some(value) => Some(record::decode(account, value.value())?),
                     None => None,
                 };
+                let stored_order = previous.as_ref().and_then(|p| p.order);
+                if let (Some(stored), Some(order)) = (stored_order, save.order)
+                    && stored > order
+                {
+                    stale += 1;
+                    continue;
+                }
                 let character = Character {
                     account: account.to_owned(),
                     name: save.name.clone(),
@@ -105,12 +115,13 @@ impl CharacterStore for EmbeddedStore {
                     version: previous.as_ref().map_or(1, |p| p.version.saturating_add(1)),
                     created_ms: previous.as_ref().map_or(save.now_ms, |p| p.created_ms),
                     updated_ms: save.now_ms,
+                    order: save.order.or(stored_order),
                 };
                 table
                     .insert(account, record::encode(&character).as_slice())
                     .map_err(|e| self.fail(e))?;
             }
-            Ok(())
+            Ok(stale)
         })
     }
 

@@ -23,6 +23,10 @@
 //!   database's encoding cannot hold) fails the batch as [`StoreError::Invalid`] naming that
 //!   save's account, nothing written, so that the caller can write the rest without it. Saves of one account within a batch collapse to the last one,
 //!   and its version grows by one per batch.
+//! - Saves across processes keep their order: a save may carry a [`SaveOrder`] (the login
+//!   it belongs to, and the character's epoch within it), and one older than what is stored
+//!   is skipped, counted in `save_batch`'s answer, instead of writing an older position over
+//!   a newer one (a zone that could not reach the store while the character moved on).
 //! - A retryable error from `save_batch` means "not known to be written": when a connection
 //!   drops while PostgreSQL commits, the batch may have landed. Saving it again is safe (the
 //!   same positions; the version grows once more), so the writer simply retries.
@@ -41,6 +45,7 @@
 //!     pos: [3.0, 4.5],
 //!     map: "house".into(),
 //!     now_ms: 1_700_000_000_000,
+//!     order: None,
 //! }])?;
 //! assert_eq!(characters.load("ada")?.map(|c| c.version), Some(1));
 //! # Ok(())
@@ -83,6 +88,25 @@ pub struct Character {
     pub created_ms: i64,
     /// Unix milliseconds of the last write.
     pub updated_ms: i64,
+    /// The order of the last save that carried one.
+    pub order: Option<SaveOrder>,
+}
+
+/// Where a save stands among the saves of one character, whichever process writes it:
+/// compared by session first, then by epoch.
+///
+/// A cluster's zones save the characters they hold, and a character moves between them; a
+/// zone cut off from the store keeps its saves and writes them once it can, by which time
+/// another zone may have saved the character further on. The store skips a save whose
+/// order is older than the stored one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SaveOrder {
+    /// The login the save belongs to, as numbered by [`CharacterStore::claim`]: each login
+    /// of an account gets a larger number than every earlier one.
+    pub session: u64,
+    /// The character's epoch within that login: 1 when it joins, one more at each handoff
+    /// from zone to zone.
+    pub epoch: u32,
 }
 
 /// What the server writes; the store assigns the version and the creation time.
@@ -98,6 +122,10 @@ pub struct Save {
     pub map: String,
     /// Unix milliseconds of this save (the caller owns the clock).
     pub now_ms: i64,
+    /// Its order among the character's saves: written only when no newer one is stored.
+    /// `None` (one process saves the character, in order): always written, and the stored
+    /// order stays as it was.
+    pub order: Option<SaveOrder>,
 }
 
 /// Where characters live, and how the server reads and writes them.
@@ -109,21 +137,31 @@ pub trait CharacterStore: Send {
     fn load(&mut self, account: &str) -> Result<Option<Character>, StoreError>;
     /// Writes every save in one transaction (all or nothing): insert or update, version + 1.
     /// Saves of the same account within one batch: the last one wins, version + 1 once per
-    /// batch. An empty batch writes nothing and succeeds.
-    fn save_batch(&mut self, saves: &[Save]) -> Result<(), StoreError>;
+    /// batch. An empty batch writes nothing and succeeds. A save whose [`SaveOrder`] is
+    /// older than the stored character's is skipped; the answer is how many were.
+    fn save_batch(&mut self, saves: &[Save]) -> Result<usize, StoreError>;
     /// Cheap liveness check (for `/readyz` and retry loops).
     fn ping(&mut self) -> Result<(), StoreError>;
     /// Every character, ordered by account (for tests and audits; fine to be slow).
     fn all(&mut self) -> Result<Vec<Character>, StoreError>;
     /// Claims `account`'s one live session for `holder` (a process start) for `ttl`:
-    /// `true` when the account was free, its last claim has lapsed, or `holder` holds it
-    /// already (then renewed); `false` while another holder's claim lasts. Processes that
-    /// share a PostgreSQL database (a cluster's gateways) hold one session per account
-    /// between them this way, timed by the database's clock. The embedded store serves
-    /// one process, whose own sessions say who is in: always `true`.
-    fn claim(&mut self, account: &str, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
+    /// the session's number when the account was free, its last claim has lapsed, or
+    /// `holder` holds it already (then renewed); `None` while another holder's claim lasts.
+    /// Processes that share a PostgreSQL database (a cluster's gateways) hold one session
+    /// per account between them this way, timed by the database's clock.
+    ///
+    /// Each claim numbers its session (the [`SaveOrder::session`] of its saves) above every
+    /// earlier session of the account and every order stored with its character. The
+    /// embedded store serves one process, whose own sessions say who is in and whose saves
+    /// keep their order: always `Some(0)`, 0 meaning "not numbered".
+    fn claim(
+        &mut self,
+        account: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<Option<u64>, StoreError> {
         let _ = (account, holder, ttl);
-        Ok(true)
+        Ok(Some(0))
     }
     /// Makes `holder`'s claims on `accounts` last `ttl` from now.
     fn renew_claims(

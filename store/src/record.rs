@@ -1,20 +1,26 @@
 //! The embedded store's record format: the value stored under an account's key.
 //!
-//! Format 1, little-endian: the format byte `1`; the name (u16 byte length, UTF-8 bytes);
+//! Format 2, little-endian: the format byte `2`; the name (u16 byte length, UTF-8 bytes);
 //! x and y (f32 each); the map (u16 byte length, UTF-8 bytes); version (u64); created_ms and
-//! updated_ms (i64 each). Nothing may follow. A new layout takes a new format byte, and
-//! decoding keeps reading the old ones.
+//! updated_ms (i64 each); the order: a byte `0` (none) or `1` followed by the session (u64)
+//! and the epoch (u32). Nothing may follow.
+//!
+//! Format 1 is format 2 without the order (and with the format byte `1`); it is still read,
+//! as a character without an order. A new layout takes a new format byte, and decoding
+//! keeps reading the old ones.
 
-use crate::{Character, StoreError};
+use crate::{Character, SaveOrder, StoreError};
 
-/// The format byte of the layout this module writes.
+/// The format byte of the layout before orders.
 const FORMAT_V1: u8 = 1;
+/// The format byte of the layout this module writes.
+const FORMAT_V2: u8 = 2;
 
 /// Encodes `character` (without its account, which is the key).
 pub(crate) fn encode(character: &Character) -> Vec<u8> {
     let mut out =
-        Vec::with_capacity(1 + 2 + character.name.len() + 8 + 2 + character.map.len() + 24);
-    out.push(FORMAT_V1);
+        Vec::with_capacity(1 + 2 + character.name.len() + 8 + 2 + character.map.len() + 37);
+    out.push(FORMAT_V2);
     put_text(&mut out, &character.name);
     out.extend_from_slice(&character.pos[0].to_le_bytes());
     out.extend_from_slice(&character.pos[1].to_le_bytes());
@@ -22,23 +28,31 @@ pub(crate) fn encode(character: &Character) -> Vec<u8> {
     out.extend_from_slice(&character.version.to_le_bytes());
     out.extend_from_slice(&character.created_ms.to_le_bytes());
     out.extend_from_slice(&character.updated_ms.to_le_bytes());
+    match character.order {
+        None => out.push(0),
+        Some(order) => {
+            out.push(1);
+            out.extend_from_slice(&order.session.to_le_bytes());
+            out.extend_from_slice(&order.epoch.to_le_bytes());
+        }
+    }
     out
 }
 
 /// Decodes the record stored under `account`; any damage is [`StoreError::Corrupt`].
 pub(crate) fn decode(account: &str, bytes: &[u8]) -> Result<Character, StoreError> {
-    decode_v1(account, bytes).map_err(|reason| StoreError::Corrupt {
+    decode_any(account, bytes).map_err(|reason| StoreError::Corrupt {
         account: account.to_owned(),
         reason,
     })
 }
 
-fn decode_v1(account: &str, bytes: &[u8]) -> Result<Character, String> {
+fn decode_any(account: &str, bytes: &[u8]) -> Result<Character, String> {
     let mut reader = Reader { bytes };
-    match reader.take::<1>()? {
-        [FORMAT_V1] => {}
+    let format = match reader.take::<1>()? {
+        [format @ (FORMAT_V1 | FORMAT_V2)] => format,
         [other] => return Err(format!("unknown record format {other}")),
-    }
+    };
     let name = reader.text("name")?;
     let pos = [
         f32::from_le_bytes(reader.take()?),
@@ -48,6 +62,17 @@ fn decode_v1(account: &str, bytes: &[u8]) -> Result<Character, String> {
     let version = u64::from_le_bytes(reader.take()?);
     let created_ms = i64::from_le_bytes(reader.take()?);
     let updated_ms = i64::from_le_bytes(reader.take()?);
+    let order = match format {
+        FORMAT_V1 => None,
+        _ => match reader.take::<1>()? {
+            [0] => None,
+            [1] => Some(SaveOrder {
+                session: u64::from_le_bytes(reader.take()?),
+                epoch: u32::from_le_bytes(reader.take()?),
+            }),
+            [other] => return Err(format!("order flag {other} (0 or 1)")),
+        },
+    };
     if !reader.bytes.is_empty() {
         return Err(format!("{} bytes after the record", reader.bytes.len()));
     }
@@ -65,6 +90,7 @@ fn decode_v1(account: &str, bytes: &[u8]) -> Result<Character, String> {
         version,
         created_ms,
         updated_ms,
+        order,
     })
 }
 
@@ -119,6 +145,10 @@ mod tests {
             version: 7,
             created_ms: 1_700_000_000_000,
             updated_ms: -5,
+            order: Some(SaveOrder {
+                session: 1 << 40,
+                epoch: 9,
+            }),
         }
     }
 
@@ -126,6 +156,30 @@ mod tests {
     fn round_trip() {
         let character = sample();
         assert_eq!(decode("ada", &encode(&character)).ok(), Some(character));
+        let unordered = Character {
+            order: None,
+            ..sample()
+        };
+        assert_eq!(decode("ada", &encode(&unordered)).ok(), Some(unordered));
+    }
+
+    #[test]
+    fn a_record_of_format_1_reads_as_a_character_without_order() {
+        // Format 1 as the store wrote it before orders: format 2's bytes without the order.
+        let unordered = Character {
+            order: None,
+            ..sample()
+        };
+        let mut bytes = encode(&unordered);
+        assert_eq!(bytes.pop(), Some(0));
+        bytes[0] = FORMAT_V1;
+        assert_eq!(decode("ada", &bytes).ok(), Some(unordered));
+        // Format 1 with anything after it is damaged.
+        bytes.push(0);
+        assert!(matches!(
+            decode("ada", &bytes),
+            Err(StoreError::Corrupt { .. })
+        ));
     }
 
     #[test]
@@ -162,7 +216,7 @@ mod tests {
     #[test]
     fn unknown_format_non_finite_position_and_bad_utf8_are_corrupt() {
         let mut bytes = encode(&sample());
-        bytes[0] = 2;
+        bytes[0] = 3;
         assert!(
             matches!(decode("ada", &bytes), Err(StoreError::Corrupt { reason, .. }) if reason.contains("format"))
         );

@@ -83,6 +83,10 @@ pub(crate) enum GatewayOut {
 struct Player {
     id: NetId,
     account: String,
+    /// Its login's number in the store ([`JoinRequest::login`]).
+    login: u64,
+    /// The newest epoch of its character the gateway has seen in a frame.
+    epoch: u32,
     zone: String,
     /// Where the router ends the session.
     kick: mpsc::Sender<Kick>,
@@ -270,6 +274,7 @@ impl Router {
             ToWorld::Join {
                 session,
                 name,
+                login,
                 resume_at,
                 spectate,
                 sink,
@@ -326,6 +331,8 @@ impl Router {
                         id,
                         account: name.clone(),
                         at: [at.0, at.1],
+                        login,
+                        epoch: 0,
                     },
                     reload: false,
                 });
@@ -334,6 +341,7 @@ impl Router {
                     Pending {
                         session,
                         account: name,
+                        login,
                         zone,
                         at,
                         sink,
@@ -588,6 +596,9 @@ impl Router {
                     }
                     player.at = at;
                     player.missing_since = None;
+                    if let Some(&(epoch, ..)) = merge.best.get(&player.id) {
+                        player.epoch = player.epoch.max(epoch);
+                    }
                 }
                 None => {
                     let since = *player.missing_since.get_or_insert(now);
@@ -602,6 +613,10 @@ impl Router {
                             id: player.id,
                             account: player.account.clone(),
                             at: [player.at.0, player.at.1],
+                            login: player.login,
+                            // Newer than any claim on it the gateway saw: should the zone
+                            // that holds it come back, its claim is the one dropped.
+                            epoch: player.epoch.saturating_add(1),
                         });
                     }
                 }

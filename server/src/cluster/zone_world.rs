@@ -17,11 +17,12 @@ use std::time::{Duration, Instant};
 
 use navmesh::{NavMesh, Rng};
 use protocol::bus::{
-    BusMessage, Custody, FrameBody, Handoff, HandoffAck, JoinReply, JoinRequest, ZoneAnnounce,
-    ZoneFrame,
+    BusMessage, Custody, FrameBody, Handoff, HandoffAck, HandoffPlayer, JoinReply, JoinRequest,
+    ZoneAnnounce, ZoneFrame,
 };
 use protocol::{Command, NetId};
 use sim::{Brain, Carried, EntityId, Input, Kind, Vec2, World, WorldConfig};
+use store::SaveOrder;
 use tracing::{info, warn};
 
 use super::bus::{DIRECTORY, Verb, subject};
@@ -88,10 +89,23 @@ pub(crate) struct ZoneCounts {
 
 struct Player {
     account: String,
+    /// Its login's number in the store ([`JoinRequest::login`]); 0: not numbered.
+    login: u64,
     taken_seq: Option<u32>,
     applied_seq: u32,
     pending: Option<Command>,
     last_saved: Option<[f32; 2]>,
+}
+
+impl Player {
+    /// Where a save made at `epoch` stands among the character's saves, when its login is
+    /// numbered.
+    fn order(&self, epoch: u32) -> Option<SaveOrder> {
+        (self.login > 0).then_some(SaveOrder {
+            session: self.login,
+            epoch,
+        })
+    }
 }
 
 struct Real {
@@ -393,8 +407,8 @@ impl ZoneWorld {
             Some(format!("epoch {} is not newer than ours", handoff.epoch))
         } else if !carried(&handoff.body).is_valid() {
             Some("the body's numbers are not usable".to_owned())
-        } else if let Some((account, _)) = &handoff.player {
-            players::account_problem(account)
+        } else if let Some(player) = &handoff.player {
+            players::account_problem(&player.account)
         } else {
             None
         };
@@ -644,16 +658,25 @@ impl ZoneWorld {
                 from: self.spec.name.clone(),
                 id,
                 epoch,
-                player: real
-                    .player
-                    .as_ref()
-                    .map(|p| (p.account.clone(), p.applied_seq)),
+                player: real.player.as_ref().map(|p| HandoffPlayer {
+                    account: p.account.clone(),
+                    applied_seq: p.applied_seq,
+                    login: p.login,
+                }),
                 body: carried_body(&carried),
             };
             if let (Some(saver), Some(player)) = (self.saver.as_mut(), real.player.as_ref()) {
                 let mut last = None;
                 let pos = [carried.pos.x, carried.pos.y];
-                saver.record(&player.account, &player.account, pos, &mut last, now_ms());
+                let order = player.order(real.epoch);
+                saver.record(
+                    &player.account,
+                    &player.account,
+                    pos,
+                    order,
+                    &mut last,
+                    now_ms(),
+                );
                 saver.flush();
             }
             self.out.push(ZoneOut::Request(

@@ -620,6 +620,7 @@ mod tests {
         game.handle(ToWorld::Join {
             session,
             name: format!("p{session}"),
+            login: 0,
             resume_at: None,
             spectate,
             sink: Box::new(Recorder),

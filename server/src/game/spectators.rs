@@ -115,6 +115,7 @@ mod tests {
         game.handle(ToWorld::Join {
             session: 7,
             name: "eve".to_owned(),
+            login: 0,
             resume_at: None,
             spectate: Some(Vec2::new(-1.0e6, 1.0e6)),
             sink: Box::new(Recorder),

@@ -57,13 +57,14 @@ impl Claims {
         account: &str,
     ) -> Result<Option<Claimed>, StoreError> {
         self.release_ended(store);
-        if !store.claim(account, &self.holder, CLAIM_TTL)? {
+        let Some(login) = store.claim(account, &self.holder, CLAIM_TTL)? else {
             return Ok(None);
-        }
+        };
         self.held.insert(account.to_owned());
         Ok(Some(Claimed::new(
             Some(Arc::clone(&self.released)),
             account,
+            login,
         )))
     }
 
@@ -122,14 +123,23 @@ pub struct Claimed {
     /// Where to give it back; `None` when the process claims nothing in the store.
     released: Option<Released>,
     account: String,
+    login: u64,
 }
 
 impl Claimed {
-    pub(super) fn new(released: Option<Released>, account: &str) -> Claimed {
+    pub(super) fn new(released: Option<Released>, account: &str, login: u64) -> Claimed {
         Claimed {
             released,
             account: account.to_owned(),
+            login,
         }
+    }
+
+    /// The login's number in the store, which orders its character's saves across the
+    /// processes that save it ([`store::SaveOrder::session`]); 0 when the store does not
+    /// number logins.
+    pub fn login(&self) -> u64 {
+        self.login
     }
 }
 

@@ -38,6 +38,7 @@ fn save(account: &str, pos: [f32; 2]) -> Save {
         pos,
         map: "house".to_owned(),
         now_ms: 1_700_000_000_000,
+        order: None,
     }
 }
 
@@ -173,11 +174,11 @@ fn the_last_saves_are_handed_over_or_said_lost() {
     let (persist, writer) = Persist::start(&dir.spec(), Arc::clone(&metrics)).unwrap();
     let mut saver = Saver::new(persist.clone(), "house".to_owned());
     let mut last = None;
-    saver.record("ada", "ada", [1.0, 2.0], &mut last, 1_700_000_000_000);
+    saver.record("ada", "ada", [1.0, 2.0], None, &mut last, 1_700_000_000_000);
     assert_eq!(saver.hand_over_all(Duration::from_secs(2)), 0);
     writer.stop();
     let mut last = None;
-    saver.record("bob", "bob", [3.0, 4.0], &mut last, 1_700_000_000_000);
+    saver.record("bob", "bob", [3.0, 4.0], None, &mut last, 1_700_000_000_000);
     assert_eq!(saver.hand_over_all(Duration::from_millis(50)), 1);
     drop((saver, persist));
     let mut store = store::open(&dir.spec()).unwrap();
@@ -288,7 +289,7 @@ impl CharacterStore for Scripted {
         Ok(None)
     }
 
-    fn save_batch(&mut self, saves: &[Save]) -> Result<(), StoreError> {
+    fn save_batch(&mut self, saves: &[Save]) -> Result<usize, StoreError> {
         if let Some(fail) = self.failing {
             return Err(fail());
         }
@@ -297,7 +298,7 @@ impl CharacterStore for Scripted {
         }
         let mut written = self.written.lock().unwrap();
         written.extend(saves.iter().map(|s| s.account.clone()));
-        Ok(())
+        Ok(0)
     }
 
     fn ping(&mut self) -> Result<(), StoreError> {

@@ -15,19 +15,26 @@ pub(super) const MIGRATION: &str = "CREATE TABLE account_claims (
         until_ms bigint NOT NULL
     )";
 
-/// Taken when free, lapsed or already the holder's; `RETURNING` a row only then.
-const CLAIM: &str = "INSERT INTO account_claims AS c (account, holder, until_ms)
-    VALUES ($1, $2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $3)
-    ON CONFLICT (account) DO UPDATE SET holder = EXCLUDED.holder, until_ms = EXCLUDED.until_ms
+/// Taken when free, lapsed or already the holder's; `RETURNING` the session's number only
+/// then: one more than the account's last session and than the session of the order stored
+/// with its character (so that a claims row deleted by hand does not number a login below
+/// the saves before it).
+const CLAIM: &str = "INSERT INTO account_claims AS c (account, holder, until_ms, sessions)
+    VALUES ($1, $2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $3,
+        coalesce((SELECT session FROM characters WHERE account = $1), 0) + 1)
+    ON CONFLICT (account) DO UPDATE SET holder = EXCLUDED.holder, until_ms = EXCLUDED.until_ms,
+        sessions = greatest(c.sessions + 1, EXCLUDED.sessions)
     WHERE c.holder = EXCLUDED.holder
         OR c.until_ms < (extract(epoch FROM clock_timestamp()) * 1000)::bigint
-    RETURNING holder";
+    RETURNING sessions";
 
 const RENEW: &str = "UPDATE account_claims
     SET until_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $3
     WHERE holder = $1 AND account = ANY($2)";
 
-const RELEASE: &str = "DELETE FROM account_claims WHERE holder = $1 AND account = ANY($2)";
+/// Lapsed at once; the row stays, for its count of sessions.
+const RELEASE: &str = "UPDATE account_claims SET until_ms = 0
+    WHERE holder = $1 AND account = ANY($2)";
 
 fn millis(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2)
@@ -39,9 +46,14 @@ pub(super) fn claim(
     account: &str,
     holder: &str,
     ttl: Duration,
-) -> Result<bool, postgres::Error> {
+) -> Result<Option<u64>, postgres::Error> {
     let row = client.query_opt(CLAIM, &[&account, &holder, &millis(ttl)])?;
-    Ok(row.is_some())
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let sessions: i64 = row.try_get(0)?;
+    // Counted up from 1 by the statement: never below 1.
+    Ok(Some(u64::try_from(sessions).unwrap_or(1).max(1)))
 }
 
 /// [`crate::CharacterStore::renew_claims`].

@@ -22,6 +22,7 @@ pub(crate) fn save(account: &str, pos: [f32; 2], now_ms: i64) -> Save {
         pos,
         map: "house".to_owned(),
         now_ms,
+        order: None,
     }
 }
 
@@ -35,5 +36,6 @@ pub(crate) fn expected(save: &Save, version: u64, created_ms: i64) -> Character 
         version,
         created_ms,
         updated_ms: save.now_ms,
+        order: save.order,
     }
 }

@@ -101,7 +101,7 @@ fn openers_racing_apply_each_migration_once() {
         )
         .unwrap();
     let versions: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(versions, vec![1, 2, 3]);
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn a_stopped_server_gives_retryable_errors_and_the_same_handle_recovers() {
     let results = [
         store.ping(),
         store.load("ada").map(|_| ()),
-        store.save_batch(&[save("bob", [0.0, 0.0], 20)]),
+        store.save_batch(&[save("bob", [0.0, 0.0], 20)]).map(|_| ()),
         store.all().map(|_| ()),
         store.ping(),
     ];
@@ -246,35 +246,41 @@ fn an_account_is_claimed_by_one_holder_at_a_time() {
     let pg = Postgres::new();
     let (mut one, mut two) = (pg.open(), pg.open());
     let long = Duration::from_secs(60);
-    assert!(one.claim("ada", "gw1 1", long).unwrap());
-    assert!(!two.claim("ada", "gw2 7", long).unwrap());
-    assert!(
+    assert_eq!(one.claim("ada", "gw1 1", long).unwrap(), Some(1));
+    assert_eq!(two.claim("ada", "gw2 7", long).unwrap(), None);
+    assert_eq!(
         one.claim("ada", "gw1 1", long).unwrap(),
-        "its own holder renews it"
+        Some(2),
+        "its own holder renews it, for a new session"
     );
-    assert!(two.claim("bob", "gw2 7", long).unwrap());
+    assert_eq!(two.claim("bob", "gw2 7", long).unwrap(), Some(1));
     // Releasing another holder's claim does nothing; its own frees it.
     two.release_claims("gw2 7", &["ada".to_owned()]).unwrap();
-    assert!(!two.claim("ada", "gw2 7", long).unwrap());
+    assert_eq!(two.claim("ada", "gw2 7", long).unwrap(), None);
     one.release_claims("gw1 1", &["ada".to_owned()]).unwrap();
-    assert!(two.claim("ada", "gw2 7", long).unwrap());
+    assert_eq!(two.claim("ada", "gw2 7", long).unwrap(), Some(3));
     // A claim not renewed lapses; a renewed one does not.
     let short = Duration::from_millis(1_000);
-    assert!(one.claim("cy", "gw1 1", short).unwrap());
-    assert!(one.claim("dee", "gw1 1", short).unwrap());
+    assert!(one.claim("cy", "gw1 1", short).unwrap().is_some());
+    assert!(one.claim("dee", "gw1 1", short).unwrap().is_some());
     std::thread::sleep(Duration::from_millis(700));
     one.renew_claims("gw1 1", &["dee".to_owned()], short)
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
-    assert!(two.claim("cy", "gw2 7", long).unwrap(), "cy's claim lapsed");
-    assert!(
-        !two.claim("dee", "gw2 7", long).unwrap(),
+    assert_eq!(
+        two.claim("cy", "gw2 7", long).unwrap(),
+        Some(2),
+        "cy's claim lapsed"
+    );
+    assert_eq!(
+        two.claim("dee", "gw2 7", long).unwrap(),
+        None,
         "dee's claim was renewed"
     );
     let rows = pg
         .sql()
         .query(
-            "SELECT account, holder FROM account_claims ORDER BY account",
+            "SELECT account, holder FROM account_claims WHERE until_ms > 0 ORDER BY account",
             &[],
         )
         .unwrap();
@@ -288,4 +294,28 @@ fn an_account_is_claimed_by_one_holder_at_a_time() {
             ("dee".to_owned(), "gw1 1".to_owned()),
         ]
     );
+}
+
+/// A login is numbered above every session stored with the account's character, even when
+/// the claims' own count is gone (the table emptied by hand): its saves are not taken for
+/// older than the ones before it.
+#[test]
+fn a_session_is_numbered_above_the_saves_before_it() {
+    use std::time::Duration;
+    use store::SaveOrder;
+    let pg = Postgres::new();
+    let mut store = pg.open();
+    let long = Duration::from_secs(60);
+    let mut ada = crate::save("ada", [1.0, 1.0], 10);
+    ada.order = Some(SaveOrder {
+        session: 41,
+        epoch: 3,
+    });
+    store.save_batch(std::slice::from_ref(&ada)).unwrap();
+    assert_eq!(store.claim("ada", "gw1 1", long).unwrap(), Some(42));
+    pg.sql()
+        .batch_execute("DELETE FROM account_claims")
+        .unwrap();
+    assert_eq!(store.claim("ada", "gw1 1", long).unwrap(), Some(42));
+    assert_eq!(store.claim("bob", "gw1 1", long).unwrap(), Some(1));
 }

@@ -1,7 +1,7 @@
 //! The suite both stores pass. Each function takes a [`Backend`], which opens handles on one
 //! fresh store; `suite!` turns the list into tests for a backend.
 
-use store::{CharacterStore, MAX_TEXT_BYTES, Save, StoreError};
+use store::{CharacterStore, MAX_TEXT_BYTES, Save, SaveOrder, StoreError};
 
 use crate::{expected, save};
 
@@ -41,6 +41,10 @@ macro_rules! suite {
         #[test]
         fn reopen_keeps_everything() {
             crate::suite::reopen_keeps_everything(&$make);
+        }
+        #[test]
+        fn a_save_older_than_the_stored_one_is_skipped() {
+            crate::suite::a_save_older_than_the_stored_one_is_skipped(&$make);
         }
         #[test]
         fn text_and_numbers_round_trip_exactly() {
@@ -240,4 +244,49 @@ pub(crate) fn text_and_numbers_round_trip_exactly(backend: &dyn Backend) {
         // Exact bits, not just equal values.
         assert_eq!(loaded.pos.map(f32::to_bits), s.pos.map(f32::to_bits));
     }
+}
+
+/// Saves with an order are written in that order whatever order they arrive in: an older
+/// one is skipped and counted; an equal or newer one is written; one without an order is
+/// always written and keeps the stored order.
+pub(crate) fn a_save_older_than_the_stored_one_is_skipped(backend: &dyn Backend) {
+    let mut store = backend.open();
+    let at = |x: f32, session: u64, epoch: u32| Save {
+        order: Some(SaveOrder { session, epoch }),
+        ..save("ada", [x, 0.0], i64::from(epoch))
+    };
+    let order = |store: &mut Box<dyn CharacterStore>| {
+        let ada = store.load("ada").unwrap().unwrap();
+        (
+            ada.pos[0],
+            ada.order.map(|o| (o.session, o.epoch)),
+            ada.version,
+        )
+    };
+    assert_eq!(store.save_batch(&[at(2.0, 5, 2)]).unwrap(), 0);
+    // The zone the character left writes late: skipped, nothing changes.
+    assert_eq!(store.save_batch(&[at(1.0, 5, 1)]).unwrap(), 1);
+    assert_eq!(order(&mut store), (2.0, Some((5, 2)), 1));
+    // An earlier login's save is older than any of this one's, whatever its epoch.
+    assert_eq!(
+        store
+            .save_batch(&[at(9.0, 4, 30), save("bob", [1.0, 1.0], 7)])
+            .unwrap(),
+        1
+    );
+    assert_eq!(order(&mut store), (2.0, Some((5, 2)), 1));
+    assert!(store.load("bob").unwrap().is_some(), "the rest is written");
+    // The same order again (one zone's saves in a row) and newer ones are written.
+    assert_eq!(store.save_batch(&[at(3.0, 5, 2)]).unwrap(), 0);
+    assert_eq!(order(&mut store), (3.0, Some((5, 2)), 2));
+    assert_eq!(store.save_batch(&[at(4.0, 6, 1)]).unwrap(), 0);
+    assert_eq!(order(&mut store), (4.0, Some((6, 1)), 3));
+    // A save without an order is written and leaves the order as it was.
+    assert_eq!(store.save_batch(&[save("ada", [5.0, 0.0], 99)]).unwrap(), 0);
+    assert_eq!(order(&mut store), (5.0, Some((6, 1)), 4));
+    assert_eq!(store.save_batch(&[at(6.0, 5, 9)]).unwrap(), 1);
+    // The order is kept across handles (the embedded store's one at a time).
+    drop(store);
+    let mut other = backend.open();
+    assert_eq!(order(&mut other), (5.0, Some((6, 1)), 4));
 }

@@ -182,6 +182,14 @@ pub(super) async fn reload_position(
     match persist.load(&request.account).await {
         Ok(Some(saved)) => {
             request.at = saved.pos;
+            // Newer than the epoch of every save of this login (a zone may have saved it
+            // after a handoff the gateway never saw in a frame): the saves of the zone
+            // that takes it are then never taken for older ones.
+            if let Some(order) = saved.order.filter(|o| o.session == request.login)
+                && request.login > 0
+            {
+                request.epoch = request.epoch.max(order.epoch.saturating_add(1));
+            }
             Ok(request)
         }
         Ok(None) => Ok(request),

@@ -27,6 +27,8 @@ pub(crate) const JOIN_ANSWERED_WITHIN: Duration = JOIN_ANSWER_WAIT.saturating_ad
 pub(super) struct Pending {
     pub(super) session: SessionId,
     pub(super) account: String,
+    /// The login's number in the store.
+    pub(super) login: u64,
     /// The zone the join went to.
     pub(super) zone: String,
     pub(super) at: (f32, f32),
@@ -122,6 +124,8 @@ pub(super) fn finish_joins(
             Player {
                 id,
                 account: pending.account,
+                login: pending.login,
+                epoch: 0,
                 zone,
                 kick: pending.kick,
                 taken_seq: None,

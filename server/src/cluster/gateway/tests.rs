@@ -48,6 +48,7 @@ fn ask(router: &mut Router, session: u64, name: &str) -> (Answer, mpsc::Receiver
     router.handle(ToWorld::Join {
         session,
         name: name.to_owned(),
+        login: 0,
         resume_at: Some(sim::Vec2::new(5.0, 5.0)),
         spectate: None,
         sink: Box::new(NoSink),
@@ -363,6 +364,8 @@ async fn a_rejoin_the_store_cannot_load_is_refused_not_placed() {
         id,
         account: "ada".to_owned(),
         at: [5.0, 5.0],
+        login: 0,
+        epoch: 0,
     };
     let refused = super::bus_io::reload_position(request.clone(), true, Some(&persist)).await;
     let _ = std::fs::remove_dir_all(&dir);
@@ -382,6 +385,65 @@ async fn a_rejoin_the_store_cannot_load_is_refused_not_placed() {
     // A first join loads nothing here (the session did): it goes ahead.
     let first = super::bus_io::reload_position(request, false, Some(&persist)).await;
     assert!(first.is_ok());
+}
+
+/// A character asked for again takes an epoch above every save of its login in the
+/// store, so that the saves of the zone that takes it are not taken for older ones; a
+/// save of another login, or a login the store does not number, changes nothing.
+#[tokio::test]
+async fn a_rejoin_takes_an_epoch_above_its_logins_saves() {
+    let dir = std::env::temp_dir().join(format!("mmo-gateway-epoch-{}", std::process::id()));
+    let spec = store::StoreSpec::Embedded { dir: dir.clone() };
+    {
+        let mut store = store::open(&spec).unwrap();
+        store
+            .save_batch(&[store::Save {
+                account: "ada".to_owned(),
+                name: "ada".to_owned(),
+                pos: [3.0, 4.0],
+                map: "room".to_owned(),
+                now_ms: 1,
+                order: Some(store::SaveOrder {
+                    session: 5,
+                    epoch: 9,
+                }),
+            }])
+            .unwrap();
+    }
+    let metrics = Arc::new(crate::metrics::Metrics::new());
+    let (persist, writer) = crate::persist::Persist::start(&spec, metrics).unwrap();
+    let request = |login: u64, epoch: u32| JoinRequest {
+        gateway: "gw1".to_owned(),
+        id: NetId {
+            index: super::PLAYER_BIT | 7,
+            generation: 1,
+        },
+        account: "ada".to_owned(),
+        at: [5.0, 5.0],
+        login,
+        epoch,
+    };
+    let epoch = |r: Result<JoinRequest, GatewayIn>| r.map(|r| (r.at, r.epoch)).ok();
+    let reload = super::bus_io::reload_position;
+    let p = Some(&persist);
+    assert_eq!(
+        epoch(reload(request(5, 2), true, p).await),
+        Some(([3.0, 4.0], 10))
+    );
+    assert_eq!(
+        epoch(reload(request(5, 12), true, p).await),
+        Some(([3.0, 4.0], 12))
+    );
+    assert_eq!(
+        epoch(reload(request(6, 1), true, p).await),
+        Some(([3.0, 4.0], 1))
+    );
+    assert_eq!(
+        epoch(reload(request(0, 1), true, p).await),
+        Some(([3.0, 4.0], 1))
+    );
+    writer.stop();
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A spawn point off the map, or with no open ground within its spread, finds no spawn

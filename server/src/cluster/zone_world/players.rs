@@ -135,10 +135,12 @@ impl ZoneWorld {
             ) {
                 player.last_saved = None;
                 let pos = [body.pos.x, body.pos.y];
+                let order = player.order(real.epoch);
                 saver.record(
                     &player.account,
                     &player.account,
                     pos,
+                    order,
                     &mut player.last_saved,
                     now_ms(),
                 );
@@ -189,10 +191,12 @@ impl ZoneWorld {
                 continue;
             };
             let pos = [body.pos.x, body.pos.y];
+            let order = player.order(real.epoch);
             saver.record(
                 &player.account,
                 &player.account,
                 pos,
+                order,
                 &mut player.last_saved,
                 now,
             );
@@ -223,7 +227,7 @@ mod tests {
     use protocol::NetId;
     use protocol::bus::JoinRequest;
 
-    use protocol::bus::{BusMessage, Handoff, HandoffAck, JoinReply};
+    use protocol::bus::{BusMessage, Handoff, HandoffAck, HandoffPlayer, JoinReply};
 
     use super::super::{PLAYER_BIT, ZoneIn, ZoneOut, ZoneWorld};
     use crate::cluster::ClusterFile;
@@ -253,6 +257,8 @@ mod tests {
             },
             account: format!("p{n}"),
             at,
+            login: 0,
+            epoch: 0,
         }
     }
 
@@ -357,7 +363,11 @@ mod tests {
                 from: "next door".to_owned(),
                 id,
                 epoch: 1,
-                player: Some((account.clone(), 0)),
+                player: Some(HandoffPlayer {
+                    account: account.clone(),
+                    applied_seq: 0,
+                    login: 0,
+                }),
                 body: body.clone(),
             };
             to.handle(ZoneIn::Handoff(Box::new(handoff), Some(reply.clone())));
@@ -378,11 +388,103 @@ mod tests {
             from: "next door".to_owned(),
             id,
             epoch: 1,
-            player: Some(("p1".to_owned(), 0)),
+            player: Some(HandoffPlayer {
+                account: "p1".to_owned(),
+                applied_seq: 0,
+                login: 0,
+            }),
             body,
         };
         to.handle(ZoneIn::Handoff(Box::new(handoff), None));
         to.tick();
         assert_eq!(to.reals.len(), 1);
+    }
+
+    /// A zone's saves carry their order: the login the gateway numbered and the
+    /// character's epoch here, from a join or a handoff.
+    #[test]
+    fn a_zones_saves_carry_the_login_and_the_epoch() {
+        use std::sync::Arc as StdArc;
+        use store::SaveOrder;
+        let dir = std::env::temp_dir().join(format!(
+            "mmo-zone-save-order-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let spec = store::StoreSpec::Embedded { dir: dir.clone() };
+        let metrics = StdArc::new(crate::metrics::Metrics::new());
+        let (persist, writer) = crate::persist::Persist::start(&spec, metrics).unwrap();
+        let row = ".".repeat(30);
+        let text = format!(
+            "type octile\nheight 30\nwidth 30\nmap\n{}\n",
+            vec![row; 30].join("\n")
+        );
+        let mesh = Arc::new(build_source("room", &text, SourceKind::Grid).unwrap().mesh);
+        let file = Arc::new(
+            ClusterFile::from_toml(
+                "npcs = 0\nnats = \"nats://127.0.0.1:4222\"\n\
+                 [[zones]]\nname = \"all\"\nregion = [0, 0, 30, 30]\n",
+            )
+            .unwrap(),
+        );
+        let saver = || {
+            Some(crate::persist::Saver::new(
+                persist.clone(),
+                "room".to_owned(),
+            ))
+        };
+        let mut zone = ZoneWorld::new(Arc::clone(&mesh), Arc::clone(&file), 0, 1, saver());
+        let joined = JoinRequest {
+            login: 7,
+            epoch: 3,
+            ..request(1, [5.0, 5.0])
+        };
+        let id = joined.id;
+        zone.join(joined, None);
+        zone.tick();
+        zone.tick();
+        assert_eq!(zone.reals.get(&id).map(|r| r.epoch), Some(3));
+        // Taken over by another zone at the next epoch, its login carried along.
+        let body = carried_body(&zone.world.carry(zone.reals[&id].local).unwrap());
+        let mut next = ZoneWorld::new(mesh, file, 0, 2, saver());
+        next.handle(ZoneIn::Handoff(
+            Box::new(Handoff {
+                from: "all".to_owned(),
+                id,
+                epoch: 4,
+                player: Some(HandoffPlayer {
+                    account: "p2".to_owned(),
+                    applied_seq: 0,
+                    login: 9,
+                }),
+                body,
+            }),
+            None,
+        ));
+        next.tick();
+        zone.leave(id);
+        zone.tick();
+        next.save_everyone();
+        // The writer's queue is written before it stops.
+        writer.stop();
+        drop((zone, next, persist));
+        let mut store = store::open(&spec).unwrap();
+        let mut order = |account: &str| store.load(account).unwrap().and_then(|c| c.order);
+        assert_eq!(
+            order("p1"),
+            Some(SaveOrder {
+                session: 7,
+                epoch: 3
+            })
+        );
+        assert_eq!(
+            order("p2"),
+            Some(SaveOrder {
+                session: 9,
+                epoch: 4
+            })
+        );
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

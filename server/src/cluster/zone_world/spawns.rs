@@ -47,9 +47,10 @@ impl ZoneWorld {
                         request.id,
                         Real {
                             local,
-                            epoch: 0,
+                            epoch: request.epoch,
                             player: Some(Player {
                                 account: request.account,
+                                login: request.login,
                                 taken_seq: None,
                                 applied_seq: 0,
                                 pending: None,
@@ -61,10 +62,11 @@ impl ZoneWorld {
                 }
                 Spawning::Adopt(handoff, reply) => {
                     debug!(zone = %self.spec.name, id = ?handoff.id, from = %handoff.from, "body taken over");
-                    let player = handoff.player.map(|(account, seq)| Player {
-                        account,
-                        taken_seq: Some(seq),
-                        applied_seq: seq,
+                    let player = handoff.player.map(|p| Player {
+                        account: p.account,
+                        login: p.login,
+                        taken_seq: Some(p.applied_seq),
+                        applied_seq: p.applied_seq,
                         pending: None,
                         last_saved: None,
                     });

@@ -34,6 +34,8 @@ fn join_at(at: [f32; 2]) -> ZoneIn {
             },
             account: "ann".to_owned(),
             at,
+            login: 0,
+            epoch: 0,
         },
         None,
     )
