@@ -152,7 +152,7 @@ pub struct JoinRequest {
     /// with the epoch (see the `store` crate's `SaveOrder`); 0 when the store does not
     /// number logins, and then saves carry no order.
     pub login: u64,
-    /// The character's epoch in the zone that takes it: 1 at a login; above every epoch
+    /// The character's epoch in the zone that takes it: 0 at a login; above every epoch
     /// the gateway saw or the store holds for this login when the character is asked for
     /// again.
     pub epoch: u32,

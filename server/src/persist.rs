@@ -375,7 +375,7 @@ impl State {
 
     fn queue(&mut self, saves: Vec<Save>) {
         for save in saves {
-            self.pending.insert(save.account.clone(), save);
+            keep_newest(&mut self.pending, save);
         }
         self.metrics.saves_pending.set(self.pending.len() as i64);
         if self.pending.len() > self.loud_at {
@@ -533,6 +533,19 @@ fn refused_save(err: &StoreError) -> Option<&str> {
     }
 }
 
+/// Puts `save` in the place of the account's save waiting in `saves`, unless that one is
+/// newer by their orders: one process may hold two copies of a character for a moment
+/// (one of an earlier login, about to be removed), and its older saves then come last.
+fn keep_newest(saves: &mut BTreeMap<String, Save>, save: Save) {
+    match saves.get_mut(&save.account) {
+        Some(waiting) if matches!((waiting.order, save.order), (Some(w), Some(s)) if w > s) => {}
+        Some(waiting) => *waiting = save,
+        None => {
+            saves.insert(save.account.clone(), save);
+        }
+    }
+}
+
 /// The world thread's side: which characters moved since their last save, and the saves
 /// the writer's queue could not take yet (coalesced per account, so they stay bounded by
 /// the number of accounts).
@@ -574,8 +587,8 @@ impl Saver {
             return;
         }
         *last_saved = Some(pos);
-        self.unsaved.insert(
-            account.to_owned(),
+        keep_newest(
+            &mut self.unsaved,
             Save {
                 account: account.to_owned(),
                 name: name.to_owned(),

@@ -104,8 +104,8 @@ pub struct SaveOrder {
     /// The login the save belongs to, as numbered by [`CharacterStore::claim`]: each login
     /// of an account gets a larger number than every earlier one.
     pub session: u64,
-    /// The character's epoch within that login: 1 when it joins, one more at each handoff
-    /// from zone to zone.
+    /// The character's epoch within that login: 0 when it joins, one more at each handoff
+    /// from zone to zone (and higher when its gateway asks for it again).
     pub epoch: u32,
 }
 
@@ -275,6 +275,15 @@ fn validate(save: &Save) -> Result<(), StoreError> {
         if text.contains('\0') {
             return Err(invalid(format!("the {field} contains a NUL character")));
         }
+    }
+    if let Some(order) = save.order
+        && i64::try_from(order.session).is_err()
+    {
+        // PostgreSQL keeps it in a bigint; numbered logins count up from 1.
+        return Err(invalid(format!(
+            "the session {} is beyond a login's number",
+            order.session
+        )));
     }
     if !save.pos.iter().all(|c| c.is_finite()) {
         return Err(invalid(format!(

@@ -392,7 +392,7 @@ fn write_saves(
     let ys: Vec<f32> = saves.iter().map(|s| s.pos[1]).collect();
     let maps: Vec<&str> = saves.iter().map(|s| s.map.as_str()).collect();
     let now_ms: Vec<i64> = saves.iter().map(|s| s.now_ms).collect();
-    // Sessions are numbered from 1 up by one a login: far below i64::MAX.
+    // `validate` refused sessions beyond i64::MAX.
     let sessions: Vec<Option<i64>> = saves
         .iter()
         .map(|s| {

@@ -50,6 +50,9 @@ use outbox::Outbox;
 pub const ZONE_STALE: Duration = Duration::from_secs(1);
 /// How long a character may be in no zone's frame before the gateway asks for it again.
 pub const REJOIN_AFTER: Duration = Duration::from_secs(1);
+/// How far a character asked for again moves its epoch up: more handoffs than a character
+/// can make in the time a gateway waits before asking again, which it may not have seen.
+const REJOIN_EPOCH_STEP: u32 = 1 << 12;
 /// Most bus messages drained per tick.
 const MAX_BUS_PER_TICK: usize = 65_536;
 
@@ -608,15 +611,17 @@ impl Router {
                         .is_some_and(|zone| live.iter().any(|frame| frame.zone == zone.name));
                     if !player.rejoining && zone_up && now.duration_since(since) >= REJOIN_AFTER {
                         player.rejoining = true;
+                        // Far above any claim on it the gateway saw, and above the claims
+                        // of handoffs it did not see (one a tick at most): should the zone
+                        // that holds it come back, its claim is the one dropped.
+                        player.epoch = player.epoch.saturating_add(REJOIN_EPOCH_STEP);
                         rejoins.push(JoinRequest {
                             gateway: self.name.clone(),
                             id: player.id,
                             account: player.account.clone(),
                             at: [player.at.0, player.at.1],
                             login: player.login,
-                            // Newer than any claim on it the gateway saw: should the zone
-                            // that holds it come back, its claim is the one dropped.
-                            epoch: player.epoch.saturating_add(1),
+                            epoch: player.epoch,
                         });
                     }
                 }

@@ -452,12 +452,16 @@ impl ZoneWorld {
                 // and refused again every other tick.
                 if let Some(k) = self.leaving.iter().position(|l| l.0 == id) {
                     let (_, local, _, _, _) = self.leaving.remove(k);
+                    let mut player = flight.player;
+                    if let Some(player) = player.as_mut() {
+                        player.last_saved = None;
+                    }
                     self.reals.insert(
                         id,
                         Real {
                             local,
                             epoch: flight.epoch.saturating_add(1),
-                            player: flight.player,
+                            player,
                         },
                     );
                     return Some(Settled::Failed);

@@ -376,3 +376,21 @@ fn store_failures_keep_every_save_pending_for_a_retry() {
         assert_eq!(metrics.saves_pending.get(), 2);
     }
 }
+
+/// Of two saves of one account waiting to be written, the newer by their orders stays,
+/// whichever came last; without orders, the last one.
+#[test]
+fn an_older_save_recorded_later_does_not_replace_a_newer_one() {
+    let mut saves = BTreeMap::new();
+    let ordered = |x: f32, session: u64, epoch: u32| Save {
+        order: Some(store::SaveOrder { session, epoch }),
+        ..save("ada", [x, 0.0])
+    };
+    super::keep_newest(&mut saves, ordered(1.0, 2, 0));
+    super::keep_newest(&mut saves, ordered(2.0, 1, 5));
+    assert_eq!(saves["ada"].pos, [1.0, 0.0]);
+    super::keep_newest(&mut saves, ordered(3.0, 2, 0));
+    assert_eq!(saves["ada"].pos, [3.0, 0.0]);
+    super::keep_newest(&mut saves, save("ada", [4.0, 0.0]));
+    assert_eq!(saves["ada"].pos, [4.0, 0.0]);
+}

@@ -141,6 +141,16 @@ pub(crate) fn an_invalid_save_fails_the_whole_batch(backend: &dyn Backend) {
             },
         ),
         ("nul in account", save("ca\0rl", [0.0, 0.0], 200)),
+        (
+            "session beyond a bigint",
+            Save {
+                order: Some(SaveOrder {
+                    session: u64::MAX,
+                    epoch: 0,
+                }),
+                ..save("carl", [0.0, 0.0], 200)
+            },
+        ),
     ];
     for (what, bad) in invalid {
         // The bad save sits between good ones: an existing account and a new one.

@@ -83,7 +83,12 @@ impl ZoneWorld {
                 Spawning::Ghost(id, epoch) => {
                     self.ghosts.insert(id, (local, epoch));
                 }
-                Spawning::TakeBack(id, epoch, player) => {
+                Spawning::TakeBack(id, epoch, mut player) => {
+                    // Saved afresh at its new epoch: the neighbour may have saved it at
+                    // the epoch it was offered with before its answer was lost.
+                    if let Some(player) = player.as_mut() {
+                        player.last_saved = None;
+                    }
                     self.reals.insert(
                         id,
                         Real {
