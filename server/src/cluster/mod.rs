@@ -22,6 +22,7 @@ use serde::Deserialize;
 pub mod bus;
 mod carry;
 pub mod census;
+mod coverage;
 pub mod gateway;
 pub mod zone;
 mod zone_world;
@@ -230,7 +231,7 @@ pub enum ClusterError {
     #[error("handoff_margin_m {0} must be at least 0 and below ghost_band_m")]
     HandoffMargin(f32),
     /// Walkable ground no zone owns.
-    #[error("no zone owns the walkable point ({x}, {y}) (a triangle's centre)")]
+    #[error("no zone owns the walkable point ({x}, {y})")]
     Uncovered {
         /// x, metres.
         x: f32,
@@ -368,15 +369,17 @@ impl ClusterFile {
         Ok(())
     }
 
-    /// Checks the zones against the map: every triangle's centre is owned by a zone.
+    /// Checks the zones against the map: the zones' rectangles cover every triangle of
+    /// it (`coverage.rs`), so that no walkable point is in no zone.
     pub fn check_map(&self, mesh: &NavMesh) -> Result<(), ClusterError> {
+        let regions: Vec<[f64; 4]> = self.zones.iter().map(|z| z.region.map(f64::from)).collect();
         for t in 0..mesh.triangle_count() {
-            let [a, b, c] = mesh.triangle_points(TriId(t as u32));
-            let (x, y) = (
-                ((a.x + b.x + c.x) / 3.0) as f32,
-                ((a.y + b.y + c.y) / 3.0) as f32,
-            );
-            if self.zone_of(x, y).is_none() {
+            let triangle = mesh.triangle_points(TriId(t as u32));
+            if !coverage::covered(triangle, &regions) {
+                let p = coverage::unowned_point(triangle, |p| {
+                    self.zone_of(p.x as f32, p.y as f32).is_some()
+                });
+                let (x, y) = (p.x as f32, p.y as f32);
                 let error = ClusterError::Uncovered { x, y };
                 return Err(match &self.path {
                     Some(path) => in_file(path, error),
@@ -600,6 +603,24 @@ region = [128, 0, 256, 257]
         assert!(
             matches!(file.check_map(&mesh), Err(ClusterError::Uncovered { x, .. }) if x >= 200.0)
         );
+        // A strip a metre wide between two zones, through walkable ground, in which no
+        // triangle's centre lies (the check once looked at centres only).
+        let strip = "nats = \"n\"\n[[zones]]\nname = \"w\"\nregion = [-10, -10, 23, 300]\n\
+                     [[zones]]\nname = \"e\"\nregion = [24, -10, 300, 300]\n";
+        let file = ClusterFile::from_toml(strip).unwrap();
+        let centres_owned = (0..mesh.triangle_count()).all(|t| {
+            let [a, b, c] = mesh.triangle_points(TriId(t as u32));
+            let centre = (a + b + c) * (1.0 / 3.0);
+            file.zone_of(centre.x as f32, centre.y as f32).is_some()
+        });
+        assert!(
+            centres_owned,
+            "the strip is not one the old check let through"
+        );
+        match file.check_map(&mesh) {
+            Err(ClusterError::Uncovered { x, .. }) => assert!((23.0..24.0).contains(&x), "{x}"),
+            other => panic!("expected the strip to be found, got {other:?}"),
+        }
     }
 
     #[test]
