@@ -175,11 +175,11 @@ pub struct Config {
     pub snapshot_max_bytes: u32,
     /// Inputs per client per second; more are dropped and counted.
     pub input_rate_per_sec: u32,
-    /// Seconds a client has to finish hello and login.
+    /// Seconds a client has to finish hello and login (0.1 to 600).
     pub handshake_timeout_secs: f32,
-    /// Seconds of silence after which a connection closes.
+    /// Seconds of silence after which a connection closes (1 to 3,600).
     pub idle_timeout_secs: f32,
-    /// Seconds between keep-alive packets.
+    /// Seconds between keep-alive packets (0.1 to 3,600, below the idle timeout).
     pub keep_alive_secs: f32,
     /// Seconds given to clients to leave after a shutdown starts.
     pub shutdown_grace_secs: f32,
@@ -351,9 +351,16 @@ impl Config {
             MIN_SNAPSHOT_BYTES..=protocol::MAX_DATAGRAM_BYTES as u32,
         )?;
         between("input_rate_per_sec", self.input_rate_per_sec, 1..=1_000)?;
-        positive("handshake_timeout_secs", self.handshake_timeout_secs, 600.0)?;
-        positive("idle_timeout_secs", self.idle_timeout_secs, 3_600.0)?;
-        positive("keep_alive_secs", self.keep_alive_secs, 3_600.0)?;
+        // QUIC counts these in whole milliseconds, and an idle timeout of 0 means none:
+        // a tiny value would turn the reaping of silent connections off, or fail every
+        // handshake, or ping every connection thousands of times a second.
+        between(
+            "handshake_timeout_secs",
+            self.handshake_timeout_secs,
+            0.1..=600.0,
+        )?;
+        between("idle_timeout_secs", self.idle_timeout_secs, 1.0..=3_600.0)?;
+        between("keep_alive_secs", self.keep_alive_secs, 0.1..=3_600.0)?;
         if self.keep_alive_secs >= self.idle_timeout_secs {
             return Err(ConfigError::KeepAliveNotShorter {
                 keep_alive_secs: self.keep_alive_secs,
@@ -611,7 +618,7 @@ path_corner_graph = true
     }
     #[test]
     fn validation_errors_are_typed_and_name_the_setting() {
-        let cases: [(Config, &str); 8] = [
+        let cases: [(Config, &str); 11] = [
             (
                 Config {
                     key: Some(PathBuf::from("key.pem")),
@@ -632,6 +639,29 @@ path_corner_graph = true
                     ..Config::default()
                 },
                 "keep_alive_secs",
+            ),
+            // Below a millisecond, QUIC would read "no idle timeout".
+            (
+                Config {
+                    idle_timeout_secs: 0.0005,
+                    keep_alive_secs: 0.0001,
+                    ..Config::default()
+                },
+                "idle_timeout_secs",
+            ),
+            (
+                Config {
+                    keep_alive_secs: 0.0001,
+                    ..Config::default()
+                },
+                "keep_alive_secs",
+            ),
+            (
+                Config {
+                    handshake_timeout_secs: 1e-9,
+                    ..Config::default()
+                },
+                "handshake_timeout_secs",
             ),
             (
                 Config {
