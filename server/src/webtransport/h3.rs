@@ -16,6 +16,14 @@ pub const FRAME_HEADERS: u64 = 0x01;
 /// The SETTINGS frame.
 pub const FRAME_SETTINGS: u64 = 0x04;
 
+/// Whether a frame of type `kind` is one HTTP/3 does not define (an extension's, or a
+/// reserved "grease" type, 0x1f × N + 0x21): RFC 9114 §9 asks a receiver to ignore those,
+/// wherever they come. The types HTTP/3 defines, and those it reserves from HTTP/2 as
+/// errors, are not.
+pub fn is_extension_frame(kind: u64) -> bool {
+    !matches!(kind, 0x00..=0x09 | 0x0d)
+}
+
 /// The largest HEADERS or SETTINGS frame payload read.
 pub const MAX_FRAME_PAYLOAD: u64 = 16 * 1024;
 
@@ -277,5 +285,25 @@ mod tests {
         put_varint(&mut huge, FRAME_HEADERS);
         put_varint(&mut huge, 1 << 20);
         assert_eq!(take_frame(&huge), Err(RequestError::TooLarge(1 << 20)));
+    }
+
+    #[test]
+    fn frames_http3_does_not_define_are_extensions() {
+        for kind in [
+            0x0a,
+            0x0c,
+            0x0e,
+            0x21,
+            0x21 + 0x1f * 7,
+            0x2f00,
+            0x4000_0000_0000,
+        ] {
+            assert!(is_extension_frame(kind), "{kind:#x}");
+        }
+        for kind in [
+            0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0d,
+        ] {
+            assert!(!is_extension_frame(kind), "{kind:#x}");
+        }
     }
 }

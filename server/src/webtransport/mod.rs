@@ -104,17 +104,22 @@ pub async fn accept(conn: &Connection) -> Result<(WtSession, SendStream, RecvStr
     Ok((session, send, recv))
 }
 
-/// Reads the request's HEADERS frame and checks it.
+/// Reads the request's HEADERS frame and checks it; frames of types HTTP/3 does not
+/// define before it are skipped (RFC 9114 §9: a browser may send "grease" frames), within
+/// the handshake's deadline that bounds this whole read.
 async fn read_request(recv: &mut RecvStream) -> Result<String, WtError> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 2048];
     loop {
-        if let Some((kind, payload, _)) = h3::take_frame(&buf)? {
-            if kind != h3::FRAME_HEADERS {
+        while let Some((kind, payload, used)) = h3::take_frame(&buf)? {
+            if kind == h3::FRAME_HEADERS {
+                let fields = qpack::decode(payload).map_err(h3::RequestError::from)?;
+                return Ok(h3::check_request(&fields)?);
+            }
+            if !h3::is_extension_frame(kind) {
                 return Err(h3::RequestError::NotHeaders(kind).into());
             }
-            let fields = qpack::decode(payload).map_err(h3::RequestError::from)?;
-            return Ok(h3::check_request(&fields)?);
+            buf.drain(..used);
         }
         match recv.read(&mut chunk).await {
             Ok(Some(n)) => buf.extend_from_slice(&chunk[..n]),

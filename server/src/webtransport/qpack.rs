@@ -11,7 +11,7 @@ pub enum QpackError {
     /// The bytes end inside a field line.
     #[error("the field section ends inside a field line")]
     Truncated,
-    /// An integer does not fit in 62 bits.
+    /// An integer runs on past 63 bits.
     #[error("an integer in the field section is too large")]
     Overflow,
     /// The encoder referred to a dynamic table, which this decoder never allows.

@@ -91,10 +91,11 @@ async fn open_session(
     quinn::RecvStream,
 ) {
     let (mut connect_send, mut connect_recv) = conn.open_bi().await.unwrap();
-    connect_send
-        .write_all(&connect_request(path))
-        .await
-        .unwrap();
+    // A reserved ("grease") frame first, as a browser may send one (RFC 9114 §9): the
+    // server skips it.
+    let mut request = h3::frame(0x21 + 0x1f * 5, b"grease");
+    request.extend_from_slice(&connect_request(path));
+    connect_send.write_all(&request).await.unwrap();
     assert_eq!(response_status(&mut connect_recv).await, "200");
     let (mut send, recv) = conn.open_bi().await.unwrap();
     let mut header = Vec::new();
