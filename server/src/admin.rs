@@ -85,6 +85,7 @@ pub(crate) async fn start(
         shutdown,
         HttpLimits {
             max_connections: 16,
+            max_per_address: 8,
             ..HttpLimits::default()
         },
     ));

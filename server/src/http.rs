@@ -7,15 +7,19 @@
 //! axum routes the requests; the connection loop is our own, on hyper, because it holds the
 //! limits that make the endpoint safe to expose: at most [`HttpLimits::max_connections`]
 //! connections at once (a client beyond that waits in the listen backlog until a place is
-//! free), one request per connection, a request head of at most 8 KiB (431 beyond), and a
-//! deadline per connection, so a slow or silent client cannot keep its place. Malformed
-//! requests get hyper's 400 and cost only their own connection.
+//! free), of which at most [`HttpLimits::max_per_address`] from one IP address (one more is
+//! answered 503 and closed at once, so that one host holding idle connections cannot keep
+//! a probe from `/healthz`), one request per connection, a request head of at most 8 KiB
+//! (431 beyond), and a deadline per connection, so a slow or silent client cannot keep its
+//! place. Malformed requests get hyper's 400 and cost only their own connection.
 //!
 //! Shutdown: when the server's shutdown flag flips, the listener closes, idle connections
 //! close at once and a request in flight has until its connection's deadline.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
@@ -26,6 +30,7 @@ use axum::routing::get;
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::time::timeout;
@@ -101,6 +106,8 @@ impl MapFile {
 pub(crate) struct HttpLimits {
     /// Connections served at once.
     pub(crate) max_connections: usize,
+    /// Connections served at once from one IP address.
+    pub(crate) max_per_address: usize,
     /// Longest a connection lives, from accept to close.
     pub(crate) connection_deadline: Duration,
 }
@@ -109,6 +116,7 @@ impl Default for HttpLimits {
     fn default() -> Self {
         HttpLimits {
             max_connections: 64,
+            max_per_address: 16,
             connection_deadline: Duration::from_secs(5),
         }
     }
@@ -210,6 +218,7 @@ pub(crate) async fn serve_router(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.keep_alive(false).max_buf_size(MAX_REQUEST_BYTES);
     let places = Arc::new(Semaphore::new(limits.max_connections));
+    let addresses = Addresses::default();
     let graceful = GracefulShutdown::new();
     loop {
         // A place first, then the connection: while every place is taken, newcomers wait
@@ -220,9 +229,9 @@ pub(crate) async fn serve_router(
         };
         // The semaphore is never closed; an error would only mean there is nothing to wait for.
         let Ok(place) = place else { break };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(err) => {
                     debug!(%err, "http accept failed");
                     tokio::time::sleep(ACCEPT_BACKOFF).await;
@@ -231,11 +240,16 @@ pub(crate) async fn serve_router(
             },
             () = stopping(&mut shutdown) => break,
         };
+        let Some(from) = addresses.enter(peer.ip(), limits.max_per_address) else {
+            debug!(%peer, "http connection refused: too many from its address");
+            tokio::spawn(timeout(REFUSAL_DEADLINE, refuse(stream)));
+            continue;
+        };
         let connection =
             graceful.watch(http.serve_connection(TokioIo::new(stream), service.clone()));
         let deadline = limits.connection_deadline;
         tokio::spawn(async move {
-            let _place = place;
+            let _place = (place, from);
             match timeout(deadline, connection).await {
                 Ok(Ok(())) => {}
                 Ok(Err(err)) => debug!(%err, "http connection failed"),
@@ -248,10 +262,69 @@ pub(crate) async fn serve_router(
     let _ = timeout(limits.connection_deadline, graceful.shutdown()).await;
 }
 
+/// Longest a refused connection is kept to be told so.
+const REFUSAL_DEADLINE: Duration = Duration::from_secs(1);
+
+/// The answer to a connection beyond its address's share.
+const TOO_MANY_FROM_ADDRESS: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
+    content-type: text/plain; charset=utf-8\r\ncontent-length: 39\r\n\
+    connection: close\r\n\r\ntoo many connections from this address\n";
+
+/// Answers 503 and closes; reads what the client sent meanwhile first, as closing with
+/// unread bytes would reset the connection, and the client could lose the answer.
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    if stream.write_all(TOO_MANY_FROM_ADDRESS).await.is_err() || stream.shutdown().await.is_err() {
+        return;
+    }
+    let mut sink = [0; 1024];
+    while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
+}
+
+/// The connections open from each address.
+#[derive(Clone, Default)]
+struct Addresses(Arc<Mutex<HashMap<IpAddr, usize>>>);
+
+/// One connection's share of its address, given back when dropped.
+struct FromAddress {
+    addresses: Addresses,
+    ip: IpAddr,
+}
+
+impl Addresses {
+    /// A share for one more connection from `ip`, unless it holds `max` already.
+    fn enter(&self, ip: IpAddr, max: usize) -> Option<FromAddress> {
+        let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = open.entry(ip).or_insert(0);
+        if *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(FromAddress {
+            addresses: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for FromAddress {
+    fn drop(&mut self) {
+        let mut open = self
+            .addresses
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&self.ip) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
     #[allow(clippy::unwrap_used)]
@@ -289,6 +362,7 @@ mod tests {
     async fn connections_beyond_the_cap_wait_for_a_free_place() {
         let limits = HttpLimits {
             max_connections: 4,
+            max_per_address: 4,
             connection_deadline: Duration::from_secs(30),
         };
         let (addr, _stop) = start(limits).await;
@@ -317,6 +391,7 @@ mod tests {
     async fn a_slow_client_is_cut_at_the_deadline() {
         let limits = HttpLimits {
             max_connections: 1,
+            max_per_address: 1,
             connection_deadline: Duration::from_millis(300),
         };
         let (addr, _stop) = start(limits).await;
@@ -328,6 +403,49 @@ mod tests {
         // Its place is free again.
         let mut next = TcpStream::connect(addr).await.unwrap();
         let response = timeout(Duration::from_secs(5), request(&mut next, "/readyz"))
+            .await
+            .unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    }
+
+    /// One address holding its share of idle connections is answered 503 for one more at
+    /// once; another address is still served, and the first is again once one of its
+    /// connections ends.
+    #[tokio::test]
+    #[allow(clippy::unwrap_used)]
+    async fn one_address_cannot_take_every_place() {
+        let limits = HttpLimits {
+            max_connections: 8,
+            max_per_address: 2,
+            connection_deadline: Duration::from_secs(30),
+        };
+        let (addr, _stop) = start(limits).await;
+        let mut idle = Vec::new();
+        for _ in 0..limits.max_per_address {
+            idle.push(TcpStream::connect(addr).await.unwrap());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let mut one_more = TcpStream::connect(addr).await.unwrap();
+        let response = timeout(Duration::from_secs(5), request(&mut one_more, "/healthz"))
+            .await
+            .expect("answered at once");
+        assert!(response.starts_with("HTTP/1.1 503"), "{response}");
+        assert!(
+            response.ends_with("too many connections from this address\n"),
+            "{response}"
+        );
+        // Another loopback address (all of 127/8 is local on Linux) is served.
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        let mut other = socket.connect(addr).await.unwrap();
+        let response = timeout(Duration::from_secs(5), request(&mut other, "/healthz"))
+            .await
+            .unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        drop(idle.pop());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let mut again = TcpStream::connect(addr).await.unwrap();
+        let response = timeout(Duration::from_secs(5), request(&mut again, "/healthz"))
             .await
             .unwrap();
         assert!(response.starts_with("HTTP/1.1 200"), "{response}");
