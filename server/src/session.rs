@@ -522,7 +522,8 @@ async fn serve(
                 let Ok(datagram) = datagram else { return Ok(Lost) };
                 ctx.metrics.datagrams_in.inc();
                 let Some(datagram) = datagram else {
-                    count_invalid(InvalidKind::Datagram, ctx);
+                    let verdict = machine.on_foreign_datagram(Instant::now());
+                    carry_out(verdict, session, send, ctx).await?;
                     continue;
                 };
                 ctx.metrics.bytes_in.inc_by(datagram.len() as u64);

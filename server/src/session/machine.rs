@@ -289,6 +289,13 @@ impl Session {
         self.on_input(input, now)
     }
 
+    /// Takes a WebTransport datagram that names another session than this one (a
+    /// connection holds one session): invalid, like a datagram that does not decode.
+    pub fn on_foreign_datagram(&mut self, now: Instant) -> Verdict {
+        let why = "a datagram of another WebTransport session than this one".to_owned();
+        self.strike(InvalidKind::Datagram, why, now)
+    }
+
     /// Takes a decoded input, from a datagram or the control stream.
     fn on_input(&mut self, input: protocol::Input, now: Instant) -> Verdict {
         if let Err(bad) = check_command(&input.command, &self.bounds) {

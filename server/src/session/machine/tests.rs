@@ -329,6 +329,35 @@ fn the_hundredth_invalid_message_ends_the_session() {
 }
 
 #[test]
+fn datagrams_of_another_webtransport_session_count_toward_the_limit() {
+    let now = Instant::now();
+    let mut session = Session::new(BOUNDS, 30, now);
+    // Mixed with undecodable ones: one count for both.
+    for k in 1..MAX_INVALID_MESSAGES {
+        let verdict = if k % 2 == 0 {
+            session.on_datagram(&[1, 2, 3], now)
+        } else {
+            session.on_foreign_datagram(now)
+        };
+        assert!(matches!(verdict, Verdict::Invalid { .. }), "{verdict:?}");
+    }
+    match session.on_foreign_datagram(now) {
+        Verdict::End {
+            end,
+            invalid: Some(InvalidKind::Datagram),
+        } => {
+            assert_eq!(end.reason, DisconnectReason::TooManyInvalid);
+            assert!(
+                end.text.contains("another WebTransport session"),
+                "{}",
+                end.text
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn the_rate_limit_allows_a_second_of_inputs_then_refills_with_time() {
     let start = Instant::now();
     let mut session = Session::new(BOUNDS, 30, start);
