@@ -88,6 +88,9 @@ async fn ask<T>(
         answer.await.map_err(|_| ())
     };
     match tokio::time::timeout(WORLD_REPLY_TIMEOUT, asked).await {
+        Ok(Ok(Err(refusal @ AdminRefusal::NoWorldHere))) => {
+            Err(json_error(StatusCode::NOT_IMPLEMENTED, refusal))
+        }
         Ok(Ok(answer)) => Ok(answer),
         Ok(Err(())) => Err(unavailable("the world has stopped")),
         Err(_) => Err(unavailable("the world did not answer in time; try again")),

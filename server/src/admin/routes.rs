@@ -116,6 +116,7 @@ fn refused(refusal: &AdminRefusal) -> ApiError {
         AdminRefusal::NotAnNpc(_) | AdminRefusal::TooManyNpcs { .. } => StatusCode::CONFLICT,
         AdminRefusal::NotWalkable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         AdminRefusal::NotApplied => StatusCode::INTERNAL_SERVER_ERROR,
+        AdminRefusal::NoWorldHere => StatusCode::NOT_IMPLEMENTED,
     };
     ApiError::new(status, refusal.to_string())
 }

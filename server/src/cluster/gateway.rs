@@ -37,6 +37,7 @@ use tracing::{error, info, warn};
 use super::ClusterFile;
 use super::bus::{GATEWAYS, Verb, subject};
 use super::zone_world::PLAYER_BIT;
+use crate::game::admin::AdminRefusal;
 use crate::game::{Joined, Kick, Pacer, RADIUS_M, SessionId, ToWorld};
 use crate::interest::{Frame, ViewRange};
 use crate::metrics::{InputDrop, Metrics};
@@ -409,9 +410,8 @@ impl Router {
                     }
                 }
             }
-            // The admin API runs on zones' hosts, not here; its requests are dropped
-            // (their callers see the world as unavailable).
-            ToWorld::Admin(_) => {}
+            // No world runs here to answer about (the zones hold it).
+            ToWorld::Admin(request) => request.refuse(AdminRefusal::NoWorldHere),
         }
     }
 

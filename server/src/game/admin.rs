@@ -85,6 +85,23 @@ pub enum AdminRequest {
     },
 }
 
+impl AdminRequest {
+    /// Answers the request with `refusal`, whatever it asked for.
+    pub fn refuse(self, refusal: AdminRefusal) {
+        // An asker that gave up has dropped its end: nothing to tell.
+        let _ = match self {
+            AdminRequest::World(reply) => reply.send(Err(refusal)).is_ok(),
+            AdminRequest::Sessions(reply) => reply.send(Err(refusal)).is_ok(),
+            AdminRequest::Kick { reply, .. } | AdminRequest::DespawnNpc { reply, .. } => {
+                reply.send(Err(refusal)).is_ok()
+            }
+            AdminRequest::Entity { reply, .. } => reply.send(Err(refusal)).is_ok(),
+            AdminRequest::SetDoor { reply, .. } => reply.send(Err(refusal)).is_ok(),
+            AdminRequest::SpawnNpcs { reply, .. } => reply.send(Err(refusal)).is_ok(),
+        };
+    }
+}
+
 /// Why the world refused an admin request.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum AdminRefusal {
@@ -124,6 +141,13 @@ pub enum AdminRefusal {
     /// The world did not do what it was asked (a spawn went missing).
     #[error("the world did not apply the change")]
     NotApplied,
+    /// This process is a cluster's gateway: the world runs in the zones, and neither the
+    /// admin API nor the viewer's questions are served here.
+    #[error(
+        "this process is a cluster gateway and runs no world: the admin API and the \
+         viewer's /api answer on `server run` only"
+    )]
+    NoWorldHere,
 }
 
 /// `GET /admin/world`.
