@@ -26,9 +26,9 @@
 //!   go), the writer says so in an error log line every time it grows further; it drops
 //!   no save for that.
 //!
-//! - For a cluster's gateway it also claims each session's account in the store, renews
-//!   the claims and releases them as sessions end (`claims`: one live session per account
-//!   across the gateways).
+//! - It also claims each session's account in the store, renews the claims and releases
+//!   them as sessions end (`claims`: one live session per account across the processes
+//!   sharing a PostgreSQL store, a cluster's gateways or `server run` processes).
 //!
 //! On shutdown the thread keeps trying to write what is pending for
 //! `SHUTDOWN_FLUSH` and logs an error naming the count of saves it could not write.
@@ -125,13 +125,12 @@ impl Persist {
         Persist::start_claiming(spec, metrics, None)
     }
 
-    /// [`Persist::start`], and with a `holder` (a name for this process start, unique
-    /// among the processes sharing the store) each session's account is claimed in the
-    /// store too ([`Persist::claim`]).
+    /// [`Persist::start`], and with a `holder` (this process start, as the store's claims
+    /// name it) each session's account is claimed in the store too ([`Persist::claim`]).
     pub fn start_claiming(
         spec: &store::StoreSpec,
         metrics: Arc<Metrics>,
-        holder: Option<String>,
+        holder: Option<Holder>,
     ) -> Result<(Persist, Writer)> {
         let (tx, rx) = sync_channel(QUEUE);
         let released = holder.as_ref().map(|_| claims::Released::default());
@@ -642,7 +641,7 @@ impl Saver {
 
 mod claims;
 
-pub use claims::{CLAIM_TTL, Claimed};
+pub use claims::{CLAIM_TTL, Claimed, Holder};
 
 #[cfg(test)]
 mod tests;

@@ -28,7 +28,7 @@ use crate::game::{Game, GameConfig, ToWorld, run_loop};
 use crate::http::{Health, HttpLimits, MapFile, serve as serve_http};
 use crate::interest::ViewRange;
 use crate::metrics::{HandshakeFailure, Metrics, Refusal};
-use crate::persist::{Persist, Saver};
+use crate::persist::{Holder, Persist, Saver};
 use crate::session::{SessionContext, run as run_session};
 use crate::snapshots::SnapshotConfig;
 use crate::tls::{
@@ -229,14 +229,16 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
         (None, Some(dir)) => Some(StoreSpec::Embedded { dir: dir.clone() }),
         (None, None) => None,
     };
-    // A gateway claims its sessions' accounts in the cluster's store, so that one account
-    // is in the world once across the gateways; `server run` holds its own.
+    // Sessions claim their accounts in the store, so that one account is in the world
+    // once across the processes sharing it (a cluster's gateways, or two `server run`
+    // on one PostgreSQL by mistake).
     let holder = match &world {
-        WorldKind::Cluster((file, index, _)) => Some(claim_holder(&file.gateways[*index].name)),
-        WorldKind::Game(_) => None,
+        WorldKind::Cluster((file, index, _)) => gateway_holder(&file.gateways[*index].name),
+        WorldKind::Game(_) => server_holder(quic_addr),
     };
     let (persist, writer) = match &characters {
         Some(spec) => {
+            let holder = Some(holder);
             let (persist, writer) = Persist::start_claiming(spec, Arc::clone(&metrics), holder)?;
             info!(store = %spec, "character store open");
             (Some(persist), Some(writer))
@@ -636,14 +638,40 @@ async fn accept_loop(
     Ok(())
 }
 
-/// A name for this start of gateway `name` in the store's claims: its name, process id
-/// and start time, so that a gateway started again does not take its last start's claims
-/// for its own (they lapse).
-fn claim_holder(name: &str) -> String {
+/// This start of gateway `name` in the store's claims: its name, process id and start
+/// time. A gateway started again does not take its last start's claims over (they lapse):
+/// the zones hold its players' characters for a few seconds after it stops.
+fn gateway_holder(name: &str) -> Holder {
+    Holder {
+        name: format!("gateway {name} {}", this_start()),
+        earlier: None,
+    }
+}
+
+/// This start of `server run` in the store's claims: its host, QUIC address, process id and
+/// start time. Only one process on a host holds a UDP address, so every earlier holder
+/// with the same host and address has stopped, and its claims are taken over at once (a
+/// server started again after a crash lets its players back in). Hosts sharing a store
+/// need distinct host names (containers have their own).
+fn server_holder(quic_addr: SocketAddr) -> Holder {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .ok()
+        .filter(|name| !name.is_empty() && !name.contains(' '))
+        .unwrap_or_else(|| "unnamed-host".to_owned());
+    let earlier = format!("server {host} {quic_addr} ");
+    Holder {
+        name: format!("{earlier}{}", this_start()),
+        earlier: Some(earlier),
+    }
+}
+
+/// The process id and start time, which tell this start from every other.
+fn this_start() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    format!("gateway {name} {} {nanos}", std::process::id())
+    format!("{} {nanos}", std::process::id())
 }
 
 /// The wall clock in Unix seconds (0 before 1970).

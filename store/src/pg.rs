@@ -268,6 +268,13 @@ impl CharacterStore for PostgresStore {
         })
     }
 
+    fn release_earlier_claims(&mut self, prefix: &str, holder: &str) -> Result<u64, StoreError> {
+        self.with_conn(|conn, target| {
+            claims::release_earlier(&mut conn.client, prefix, holder)
+                .map_err(|e| classify(target, e))
+        })
+    }
+
     fn all(&mut self) -> Result<Vec<Character>, StoreError> {
         self.with_conn(|conn, target| {
             let rows = conn

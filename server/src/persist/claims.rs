@@ -1,18 +1,22 @@
 //! One live session per account across the processes that share a PostgreSQL store (a
-//! cluster's gateways): each session's login claims its account in the store
+//! cluster's gateways, or `server run` processes): each session's login claims its account
+//! in the store
 //! ([`store::CharacterStore::claim`]) as well as in its own process, and a login whose
 //! account another process holds is refused as "already logged in". The writer thread
 //! renews its process's claims every [`RENEW_EVERY`] and releases each when its session
 //! ends; the claims of a process killed with SIGKILL lapse [`CLAIM_TTL`] after their last
 //! renewal, by which time the zones have removed its players' characters
-//! ([`crate::cluster`]'s gateway heartbeats take 5 s).
+//! ([`crate::cluster`]'s gateway heartbeats take 5 s). A process that knows which earlier
+//! starts of itself have stopped ([`Holder::earlier`]) takes their claims over before its
+//! first login, so that a server started again after a crash does not turn its players
+//! away until the claims lapse.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use store::{CharacterStore, StoreError};
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 /// How long a claim lasts unless its holder renews it.
 pub const CLAIM_TTL: Duration = Duration::from_secs(15);
@@ -25,10 +29,26 @@ const RETRY_RENEW: Duration = Duration::from_secs(1);
 /// (never full, never blocking) and the writer empties.
 pub(super) type Released = Arc<Mutex<Vec<String>>>;
 
+/// Who claims: this process start's name in the store's claims, unique among the
+/// processes sharing it.
+#[derive(Clone, Debug)]
+pub struct Holder {
+    /// The name.
+    pub name: String,
+    /// The prefix of the names of this process's earlier starts, which have stopped for
+    /// sure when this one runs (`server run` names itself by host and QUIC address, which
+    /// one process on a host holds at a time): their claims are this start's to take
+    /// over. `None` for a gateway, whose players the zones hold for a while after it
+    /// stops.
+    pub earlier: Option<String>,
+}
+
 /// A process's claims, kept by the writer thread.
 pub(super) struct Claims {
     /// This process start, as the store knows it.
     holder: String,
+    /// The earlier starts' prefix, until their claims are taken over.
+    earlier: Option<String>,
     held: BTreeSet<String>,
     renewed: Instant,
     /// [`RENEW_EVERY`], or [`RETRY_RENEW`] after a renewal failed.
@@ -37,9 +57,10 @@ pub(super) struct Claims {
 }
 
 impl Claims {
-    pub(super) fn new(holder: String, released: Released) -> Claims {
+    pub(super) fn new(holder: Holder, released: Released) -> Claims {
         Claims {
-            holder,
+            holder: holder.name,
+            earlier: holder.earlier,
             held: BTreeSet::new(),
             renewed: Instant::now(),
             renew_every: RENEW_EVERY,
@@ -57,6 +78,16 @@ impl Claims {
         account: &str,
     ) -> Result<Option<Claimed>, StoreError> {
         self.release_ended(store);
+        if let Some(prefix) = &self.earlier {
+            let taken = store.release_earlier_claims(prefix, &self.holder)?;
+            if taken > 0 {
+                info!(
+                    claims = taken,
+                    "took over the claims of this server's last start"
+                );
+            }
+            self.earlier = None;
+        }
         let Some(login) = store.claim(account, &self.holder, CLAIM_TTL)? else {
             return Ok(None);
         };

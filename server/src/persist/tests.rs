@@ -196,7 +196,11 @@ fn a_claim_nobody_holds_is_released() {
     let (store, _) = Scripted::new(&[]);
     let (mut state, _) = state(Box::new(store));
     let released = claims::Released::default();
-    state.claims = Some(claims::Claims::new("gw1 1".to_owned(), released));
+    let holder = claims::Holder {
+        name: "gw1 1".to_owned(),
+        earlier: None,
+    };
+    state.claims = Some(claims::Claims::new(holder, released));
     let held = |state: &State| state.claims.as_ref().unwrap().held().clone();
     let ask = |state: &mut State, account: &str, read: bool| {
         let (reply, answer) = oneshot::channel();

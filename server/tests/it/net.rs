@@ -65,6 +65,25 @@ fn distance(a: (f32, f32), b: (f32, f32)) -> f32 {
     (a.0 - b.0).hypot(a.1 - b.1)
 }
 
+/// Logs `name` in once the account is free: tries again every 100 ms, for 5 s, while the
+/// server says it is already logged in (a claim another process or session is giving back).
+pub(crate) async fn connect_once_free(
+    endpoint: &quinn::Endpoint,
+    addr: SocketAddr,
+    name: &str,
+) -> Client {
+    for _ in 0..50 {
+        match Client::connect(endpoint, addr, name).await {
+            Ok(client) => return client,
+            Err(ClientError::Disconnected { text, .. }) if text.contains("already logged in") => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(other) => panic!("{name}: {other}"),
+        }
+    }
+    panic!("{name} was still logged in elsewhere after 5 s");
+}
+
 pub(crate) async fn http_get(addr: SocketAddr, path: &str) -> String {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");

@@ -3,7 +3,8 @@
 //! embedded store and a real PostgreSQL). Every player comes back within 1.5 m of the last
 //! position its client saw, and the store holds exactly one intact record per player.
 //! And the store may go away: with PostgreSQL stopped the server keeps serving, reports
-//! not ready, queues the saves and writes them when the database is back.
+//! not ready, queues the saves and writes them when the database is back. Two servers on
+//! one PostgreSQL hold an account once between them.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -35,11 +36,14 @@ struct Server {
 /// Starts `server run` on loopback with its characters where `store_args` say
 /// (`--data-dir DIR` or `--store URL`).
 fn start_server(store_args: &[String]) -> Server {
+    start_server_at("127.0.0.1:0".parse().unwrap(), store_args)
+}
+
+/// [`start_server`] with QUIC on `listen`.
+fn start_server_at(listen: SocketAddr, store_args: &[String]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
+        .args(["run", "--listen", &listen.to_string()])
         .args([
-            "run",
-            "--listen",
-            "127.0.0.1:0",
             "--metrics-listen",
             "127.0.0.1:0",
             "--npcs",
@@ -153,6 +157,61 @@ fn distance(a: (f32, f32), b: (f32, f32)) -> f32 {
     (a.0 - b.0).hypot(a.1 - b.1)
 }
 
+/// Two `server run` processes on one PostgreSQL (a mistake, but one that must not copy a
+/// character): an account live on one is refused on the other, until its session ends;
+/// a server killed and started again on its address lets its players straight back in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_database_hold_an_account_once() {
+    let db = TestPostgres::start().unwrap();
+    let store_args = ["--store".to_owned(), db.url()];
+    let mut one = start_server(&store_args);
+    let mut two = start_server(&store_args);
+    let endpoint =
+        |server: &Server| client::endpoint(server.quic, Trust::Pinned(server.fingerprint)).unwrap();
+    let (on_one, on_two) = (endpoint(&one), endpoint(&two));
+    let ada = Client::connect(&on_one, one.quic, "ada").await.unwrap();
+    match Client::connect(&on_two, two.quic, "ada").await {
+        Err(client::ClientError::Disconnected { reason, text }) => {
+            assert_eq!(reason, protocol::DisconnectReason::LoginRejected);
+            assert!(text.contains("already logged in"), "{text}");
+        }
+        Err(other) => panic!("refused for another reason: {other}"),
+        Ok(_) => panic!("ada logged in on both servers"),
+    }
+    let bob = Client::connect(&on_two, two.quic, "bob").await.unwrap();
+    ada.leave().await;
+    // Released as the session ends (by the store writer, within a moment).
+    let ada = crate::net::connect_once_free(&on_two, two.quic, "ada").await;
+    // Killed with both logged in: the claims stay for the claims' lifetime (15 s) for
+    // everyone else, but the server started again on the same address takes them over.
+    let listen = two.quic;
+    two.child.kill().unwrap();
+    two.child.wait().unwrap();
+    drop((ada, bob));
+    let started = Instant::now();
+    match Client::connect(&on_one, one.quic, "ada").await {
+        Err(client::ClientError::Disconnected { text, .. }) => {
+            assert!(text.contains("already logged in"), "{text}");
+        }
+        Err(other) => panic!("refused for another reason: {other}"),
+        Ok(_) => panic!("ada logged in on the first server while the killed one's claim held"),
+    }
+    let mut two = start_server_at(listen, &store_args);
+    let on_two = endpoint(&two);
+    let ada = Client::connect(&on_two, two.quic, "ada").await.unwrap();
+    let bob = Client::connect(&on_two, two.quic, "bob").await.unwrap();
+    assert!(
+        started.elapsed() < server::persist::CLAIM_TTL,
+        "the claims may have lapsed instead"
+    );
+    ada.leave().await;
+    bob.leave().await;
+    for server in [&mut one, &mut two] {
+        server.child.kill().unwrap();
+        server.child.wait().unwrap();
+    }
+}
+
 /// Five kills in a row under [`PLAYERS`] moving players, on the store `spec`.
 async fn kill_9_five_times(spec: &store::StoreSpec) {
     let store_args: Vec<String> = match spec {
@@ -163,8 +222,12 @@ async fn kill_9_five_times(spec: &store::StoreSpec) {
     };
     let names: Vec<String> = (0..PLAYERS).map(|i| format!("hero{i:03}")).collect();
     let mut before: BTreeMap<String, (f32, f32)> = BTreeMap::new();
+    // Started again on its first address: the start after a kill takes over the claims
+    // of the one killed (which never released them), and its players get back in at once.
+    let mut listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
     for round in 0..=ROUNDS {
-        let mut server = start_server(&store_args);
+        let mut server = start_server_at(listen, &store_args);
+        listen = server.quic;
         let seen = Arc::new(Mutex::new(BTreeMap::new()));
         let (stop_tx, stop) = watch::channel(false);
         let mut players = Vec::new();

@@ -36,6 +36,10 @@ const RENEW: &str = "UPDATE account_claims
 const RELEASE: &str = "UPDATE account_claims SET until_ms = 0
     WHERE holder = $1 AND account = ANY($2)";
 
+/// Every live claim of the holders named `$1…` but `$2`.
+const RELEASE_EARLIER: &str = "UPDATE account_claims SET until_ms = 0
+    WHERE starts_with(holder, $1) AND holder <> $2 AND until_ms > 0";
+
 fn millis(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2)
 }
@@ -68,6 +72,15 @@ pub(super) fn renew(
     }
     client.execute(RENEW, &[&holder, &accounts, &millis(ttl)])?;
     Ok(())
+}
+
+/// [`crate::CharacterStore::release_earlier_claims`].
+pub(super) fn release_earlier(
+    client: &mut Client,
+    prefix: &str,
+    holder: &str,
+) -> Result<u64, postgres::Error> {
+    client.execute(RELEASE_EARLIER, &[&prefix, &holder])
 }
 
 /// [`crate::CharacterStore::release_claims`].

@@ -296,6 +296,66 @@ fn an_account_is_claimed_by_one_holder_at_a_time() {
     );
 }
 
+/// A process start takes over the claims of the earlier starts its name's prefix names,
+/// and no other holder's.
+#[test]
+fn a_start_takes_over_its_earlier_starts_claims() {
+    use std::time::Duration;
+    let pg = Postgres::new();
+    let mut store = pg.open();
+    let long = Duration::from_secs(60);
+    assert!(
+        store
+            .claim("ada", "server h 1.2.3.4:5 10 1", long)
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        store
+            .claim("bob", "server h 1.2.3.4:5 11 2", long)
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        store
+            .claim("cy", "server h 1.2.3.4:55 12 3", long)
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        store
+            .claim("dee", "gateway gw1 13 4", long)
+            .unwrap()
+            .is_some()
+    );
+    let me = "server h 1.2.3.4:5 14 5";
+    assert!(store.claim("eve", me, long).unwrap().is_some());
+    assert_eq!(
+        store
+            .release_earlier_claims("server h 1.2.3.4:5 ", me)
+            .unwrap(),
+        2
+    );
+    assert!(store.claim("ada", me, long).unwrap().is_some());
+    assert!(store.claim("bob", me, long).unwrap().is_some());
+    assert_eq!(
+        store.claim("cy", me, long).unwrap(),
+        None,
+        "another address's"
+    );
+    assert_eq!(store.claim("dee", me, long).unwrap(), None, "a gateway's");
+    assert!(
+        store.claim("eve", me, long).unwrap().is_some(),
+        "its own stays"
+    );
+    assert_eq!(
+        store
+            .release_earlier_claims("server h 1.2.3.4:5 ", me)
+            .unwrap(),
+        0
+    );
+}
+
 /// A login is numbered above every session stored with the account's character, even when
 /// the claims' own count is gone (the table emptied by hand): its saves are not taken for
 /// older than the ones before it.
