@@ -231,14 +231,16 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
     };
     // Sessions claim their accounts in the store, so that one account is in the world
     // once across the processes sharing it (a cluster's gateways, or two `server run`
-    // on one PostgreSQL by mistake).
-    let holder = match &world {
-        WorldKind::Cluster((file, index, _)) => gateway_holder(&file.gateways[*index].name),
-        WorldKind::Game(_) => server_holder(quic_addr),
+    // on one PostgreSQL by mistake; the embedded store's file is one process's at a time).
+    let holder = match (&world, &characters) {
+        (WorldKind::Cluster((file, index, _)), _) => {
+            Some(gateway_holder(&file.gateways[*index].name))
+        }
+        (WorldKind::Game(_), Some(StoreSpec::Postgres { .. })) => Some(server_holder(quic_addr)),
+        (WorldKind::Game(_), _) => None,
     };
     let (persist, writer) = match &characters {
         Some(spec) => {
-            let holder = Some(holder);
             let (persist, writer) = Persist::start_claiming(spec, Arc::clone(&metrics), holder)?;
             info!(store = %spec, "character store open");
             (Some(persist), Some(writer))
