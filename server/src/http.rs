@@ -7,9 +7,9 @@
 //! axum routes the requests; the connection loop is our own, on hyper, because it holds the
 //! limits that make the endpoint safe to expose: at most [`HttpLimits::max_connections`]
 //! connections at once (a client beyond that waits in the listen backlog until a place is
-//! free), of which at most [`HttpLimits::max_per_address`] from one IP address (one more is
-//! answered 503 and closed at once, so that one host holding idle connections cannot keep
-//! a probe from `/healthz`), one request per connection, a request head of at most 8 KiB
+//! free), of which at most [`HttpLimits::max_per_address`] from one IP address or IPv6 /64
+//! (one more is answered 503 and closed at once, so that one host holding idle connections
+//! cannot keep a probe from `/healthz`; behind a proxy, every client shares the proxy's), one request per connection, a request head of at most 8 KiB
 //! (431 beyond), and a deadline per connection, so a slow or silent client cannot keep its
 //! place. Malformed requests get hyper's 400 and cost only their own connection.
 //!
@@ -219,6 +219,7 @@ pub(crate) async fn serve_router(
     http.keep_alive(false).max_buf_size(MAX_REQUEST_BYTES);
     let places = Arc::new(Semaphore::new(limits.max_connections));
     let addresses = Addresses::default();
+    let refusals = Arc::new(Semaphore::new(MAX_REFUSING));
     let graceful = GracefulShutdown::new();
     loop {
         // A place first, then the connection: while every place is taken, newcomers wait
@@ -242,7 +243,13 @@ pub(crate) async fn serve_router(
         };
         let Some(from) = addresses.enter(peer.ip(), limits.max_per_address) else {
             debug!(%peer, "http connection refused: too many from its address");
-            tokio::spawn(timeout(REFUSAL_DEADLINE, refuse(stream)));
+            // Told so while few are being told; beyond that, closed without a word.
+            if let Ok(telling) = Arc::clone(&refusals).try_acquire_owned() {
+                tokio::spawn(async move {
+                    let _telling = telling;
+                    timeout(REFUSAL_DEADLINE, refuse(stream)).await
+                });
+            }
             continue;
         };
         let connection =
@@ -264,11 +271,13 @@ pub(crate) async fn serve_router(
 
 /// Longest a refused connection is kept to be told so.
 const REFUSAL_DEADLINE: Duration = Duration::from_secs(1);
+/// Refused connections being told so at once, at most; others are closed without an answer.
+const MAX_REFUSING: usize = 16;
 
 /// The answer to a connection beyond its address's share.
 const TOO_MANY_FROM_ADDRESS: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
-    content-type: text/plain; charset=utf-8\r\ncontent-length: 39\r\n\
-    connection: close\r\n\r\ntoo many connections from this address\n";
+    content-type: application/json\r\ncontent-length: 51\r\n\
+    connection: close\r\n\r\n{\"error\":\"too many connections from this address\"}\n";
 
 /// Answers 503 and closes; reads what the client sent meanwhile first, as closing with
 /// unread bytes would reset the connection, and the client could lose the answer.
@@ -280,9 +289,18 @@ async fn refuse(mut stream: tokio::net::TcpStream) {
     while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
 }
 
-/// The connections open from each address.
+/// The connections open from each address (an IPv6 address by its /64, which one host
+/// may hold all of).
 #[derive(Clone, Default)]
 struct Addresses(Arc<Mutex<HashMap<IpAddr, usize>>>);
+
+/// The address a connection from `ip` counts under.
+fn address_key(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
+        v4 => v4,
+    }
+}
 
 /// One connection's share of its address, given back when dropped.
 struct FromAddress {
@@ -293,6 +311,7 @@ struct FromAddress {
 impl Addresses {
     /// A share for one more connection from `ip`, unless it holds `max` already.
     fn enter(&self, ip: IpAddr, max: usize) -> Option<FromAddress> {
+        let ip = address_key(ip);
         let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let count = open.entry(ip).or_insert(0);
         if *count >= max {
@@ -431,7 +450,7 @@ mod tests {
             .expect("answered at once");
         assert!(response.starts_with("HTTP/1.1 503"), "{response}");
         assert!(
-            response.ends_with("too many connections from this address\n"),
+            response.ends_with("\r\n\r\n{\"error\":\"too many connections from this address\"}\n"),
             "{response}"
         );
         // Another loopback address (all of 127/8 is local on Linux) is served.
@@ -449,5 +468,27 @@ mod tests {
             .await
             .unwrap();
         assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    }
+
+    /// An IPv4 client counts as itself whether or not the listener sees it mapped into
+    /// IPv6; IPv6 clients count by their /64.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn addresses_count_ipv6_by_their_64() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(address_key(ip("::ffff:10.1.2.3")), ip("10.1.2.3"));
+        assert_eq!(address_key(ip("10.1.2.3")), ip("10.1.2.3"));
+        assert_eq!(
+            address_key(ip("2001:db8:1:2:aaaa::1")),
+            ip("2001:db8:1:2::")
+        );
+        assert_eq!(
+            address_key(ip("2001:db8:1:2:ffff:ffff:ffff:ffff")),
+            address_key(ip("2001:db8:1:2::7"))
+        );
+        assert_ne!(
+            address_key(ip("2001:db8:1:3::1")),
+            address_key(ip("2001:db8:1:2::1"))
+        );
     }
 }
