@@ -305,7 +305,8 @@
 //! else is this protocol unchanged: the first bidirectional WebTransport stream the client
 //! opens is the control stream (frames as above), and inputs and snapshots are WebTransport
 //! datagrams carrying the datagram bytes as above. Only one session per connection is
-//! served; another path is answered 404.
+//! served; another path is answered 404, and a datagram naming another session (its
+//! quarter stream id) counts as an invalid message.
 //!
 //! Unless the server is configured with a certificate (`cert`, `key`), browsers are given
 //! a separate generated certificate that they accept by its hash: ECDSA P-256, valid for

@@ -87,14 +87,20 @@ impl Link {
     }
 
     /// The next datagram of this session, without the WebTransport prefix: `Err` when the
-    /// connection is gone, `Ok(None)` for a datagram of another session (dropped).
+    /// connection is gone, `Ok(None)` for a datagram that names another session (or none),
+    /// which the caller counts as invalid. The prefix is read as the number it encodes,
+    /// since QUIC allows a longer encoding than the shortest.
     pub async fn read_datagram(&self) -> Result<Option<Bytes>, ()> {
         let datagram = self.conn.read_datagram().await.map_err(|_| ())?;
-        let prefix = self.prefix();
-        if datagram.starts_with(prefix) {
-            Ok(Some(datagram.slice(prefix.len()..)))
-        } else {
-            Ok(None)
+        let Some((_, session)) = &self.wt else {
+            return Ok(Some(datagram));
+        };
+        let mut rest = &datagram[..];
+        match webtransport::h3::varint(&mut rest) {
+            Some(id) if id == session.quarter_stream_id => {
+                Ok(Some(datagram.slice(datagram.len() - rest.len()..)))
+            }
+            _ => Ok(None),
         }
     }
 

@@ -25,8 +25,12 @@ const H3_STREAM_CREATION_ERROR: u32 = 0x0103;
 
 /// An open WebTransport session.
 pub struct WtSession {
-    /// What precedes every HTTP datagram of this session: its quarter stream id.
+    /// What precedes every HTTP datagram this server sends in this session: its quarter
+    /// stream id, as the shortest variable-length integer.
     pub datagram_prefix: Vec<u8>,
+    /// The quarter stream id, which a client's datagrams start with (in any of the
+    /// variable-length integer's encodings).
+    pub quarter_stream_id: u64,
     /// The request's path and query.
     pub path: String,
     /// The server's HTTP/3 control stream and the CONNECT stream; closing either would end
@@ -98,6 +102,7 @@ pub async fn accept(conn: &Connection) -> Result<(WtSession, SendStream, RecvStr
     h3::put_varint(&mut datagram_prefix, session_id / 4);
     let session = WtSession {
         datagram_prefix,
+        quarter_stream_id: session_id / 4,
         path,
         _keep: (control, connect_send, connect_recv),
     };

@@ -113,6 +113,9 @@ async fn a_webtransport_session_plays_over_http_datagrams() {
     let welcome = crate::raw::login(&mut send, &mut recv, "h3").await;
     // Snapshots come as HTTP datagrams: the quarter stream id (0), then the datagram.
     let mut seen_self = false;
+    // The inputs name the session in both of QUIC's shortest encodings of 0 (one byte, and
+    // two: 0x40 0x00): the server reads the number, and takes both.
+    let mut inputs_seen = 0;
     for seq in 1..=20 {
         let datagram = timeout(Duration::from_secs(5), conn.read_datagram())
             .await
@@ -121,17 +124,28 @@ async fn a_webtransport_session_plays_over_http_datagrams() {
         assert_eq!(datagram[0], 0, "the session's quarter stream id");
         let ServerDatagram::Snapshot(snapshot) = decode_datagram(&datagram[1..]).unwrap();
         seen_self |= snapshot.entered.iter().any(|e| e.id == welcome.entity);
+        inputs_seen = inputs_seen.max(snapshot.last_input_seq);
         let input = encode_datagram(&ClientDatagram::Input(Input {
             seq,
             ack_tick: Some(snapshot.tick),
             command: Command::Nothing,
         }))
         .unwrap();
-        let mut framed = vec![0u8];
+        let mut framed = if seq % 2 == 0 { vec![0x40, 0] } else { vec![0] };
         framed.extend_from_slice(&input);
         conn.send_datagram(framed.into()).unwrap();
     }
     assert!(seen_self, "the own character entered the view");
+    // Snapshots carry the newest input the world took; some of the even ones were among
+    // them by the last, unless inputs with the longer prefix were dropped.
+    assert!(
+        inputs_seen >= 10,
+        "the newest input taken was {inputs_seen}"
+    );
+    let metrics = crate::net::http_get(server.metrics_addr, "/metrics").await;
+    let invalid =
+        crate::net::metric_value(&metrics, "mmo_invalid_messages_total{kind=\"datagram\"}");
+    assert_eq!(invalid, 0, "a datagram was taken for invalid");
     conn.close(0u32.into(), b"");
     server.shutdown().await.unwrap();
 }
