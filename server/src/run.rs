@@ -650,21 +650,34 @@ fn gateway_holder(name: &str) -> Holder {
     }
 }
 
-/// This start of `server run` in the store's claims: its host, QUIC address, process id and
-/// start time. Only one process on a host holds a UDP address, so every earlier holder
-/// with the same host and address has stopped, and its claims are taken over at once (a
-/// server started again after a crash lets its players back in). Hosts sharing a store
-/// need distinct host names (containers have their own).
+/// This start of `server run` in the store's claims: the machine's boot, its network
+/// namespace, the QUIC address, the process id and the start time. One process at a time
+/// holds a UDP address in a network namespace, and a namespace's number is given again
+/// only once nothing lives in it, so every earlier holder with the same boot, namespace
+/// and address has stopped: its claims are taken over at its first login (a server started
+/// again after a crash lets its players back in). Where the boot or the namespace cannot
+/// be read (not Linux), nothing is taken over and the claims lapse.
 fn server_holder(quic_addr: SocketAddr) -> Holder {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|name| name.trim().to_owned())
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .ok()
-        .filter(|name| !name.is_empty() && !name.contains(' '))
-        .unwrap_or_else(|| "unnamed-host".to_owned());
-    let earlier = format!("server {host} {quic_addr} ");
-    Holder {
-        name: format!("{earlier}{}", this_start()),
-        earlier: Some(earlier),
+        .map(|id| id.trim().to_owned())
+        .filter(|id| !id.is_empty() && !id.contains(' '));
+    let net = std::fs::read_link("/proc/self/ns/net")
+        .ok()
+        .and_then(|link| link.to_str().map(str::to_owned))
+        .filter(|ns| !ns.contains(' '));
+    match (boot, net) {
+        (Some(boot), Some(net)) => {
+            let earlier = format!("server {boot} {net} {quic_addr} ");
+            Holder {
+                name: format!("{earlier}{}", this_start()),
+                earlier: Some(earlier),
+            }
+        }
+        _ => Holder {
+            name: format!("server {quic_addr} {}", this_start()),
+            earlier: None,
+        },
     }
 }
 

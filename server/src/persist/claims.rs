@@ -36,9 +36,9 @@ pub struct Holder {
     /// The name.
     pub name: String,
     /// The prefix of the names of this process's earlier starts, which have stopped for
-    /// sure when this one runs (`server run` names itself by host and QUIC address, which
-    /// one process on a host holds at a time): their claims are this start's to take
-    /// over. `None` for a gateway, whose players the zones hold for a while after it
+    /// sure when this one runs (`server run` names itself by the machine's boot, its
+    /// network namespace and its QUIC address, which one process holds at a time): their
+    /// claims are this start's to take over. `None` for a gateway, whose players the zones hold for a while after it
     /// stops.
     pub earlier: Option<String>,
 }

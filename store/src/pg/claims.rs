@@ -38,7 +38,7 @@ const RELEASE: &str = "UPDATE account_claims SET until_ms = 0
 
 /// Every live claim of the holders named `$1…` but `$2`.
 const RELEASE_EARLIER: &str = "UPDATE account_claims SET until_ms = 0
-    WHERE starts_with(holder, $1) AND holder <> $2 AND until_ms > 0";
+    WHERE left(holder, length($1)) = $1 AND holder <> $2 AND until_ms > 0";
 
 fn millis(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2)
