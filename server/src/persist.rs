@@ -98,7 +98,10 @@ enum Request {
         account: String,
         reply: oneshot::Sender<Result<Option<Claimed>, LoadError>>,
     },
-    Stop,
+    /// Write what is pending and stop; release the claims too, or leave them to lapse.
+    Stop {
+        release_claims: bool,
+    },
 }
 
 /// The handle the world thread and the sessions use; cheap to clone.
@@ -234,15 +237,22 @@ impl Persist {
 }
 
 impl Writer {
-    /// Writes what is pending (trying for a few seconds) and stops the thread.
+    /// Writes what is pending (trying for a few seconds), releases the process's claims
+    /// and stops the thread.
     pub fn stop(mut self) {
-        self.shut();
+        self.shut(true);
     }
 
-    fn shut(&mut self) {
+    /// [`Writer::stop`], leaving the claims to lapse ([`CLAIM_TTL`]): for a process whose
+    /// players' characters may live on without it for a while (a gateway's, in the zones).
+    pub fn stop_keeping_claims(mut self) {
+        self.shut(false);
+    }
+
+    fn shut(&mut self, release_claims: bool) {
         if let Some(thread) = self.thread.take() {
             // A full queue still takes the stop once the thread drains it.
-            let _ = self.tx.send(Request::Stop);
+            let _ = self.tx.send(Request::Stop { release_claims });
             let _ = thread.join();
         }
     }
@@ -250,7 +260,30 @@ impl Writer {
 
 impl Drop for Writer {
     fn drop(&mut self) {
-        self.shut();
+        self.shut(true);
+    }
+}
+
+/// Stops a writer when dropped: with [`Writer::stop`], or with
+/// [`Writer::stop_keeping_claims`] when `keep_claims_on_panic` is set and the thread is
+/// unwinding from a panic (a gateway's router that panicked: the zones hold its players'
+/// characters until its heartbeats are missed, so their accounts must not be free before).
+pub struct StopWriter {
+    /// The writer, taken when dropped.
+    pub writer: Option<Writer>,
+    /// Whether a panic leaves the claims to lapse.
+    pub keep_claims_on_panic: bool,
+}
+
+impl Drop for StopWriter {
+    fn drop(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            if self.keep_claims_on_panic && std::thread::panicking() {
+                writer.stop_keeping_claims();
+            } else {
+                writer.stop();
+            }
+        }
     }
 }
 
@@ -282,16 +315,17 @@ struct State {
 }
 
 fn run(mut state: State, rx: Receiver<Request>) {
-    loop {
+    let release_claims = loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Request::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+            Ok(Request::Stop { release_claims }) => break release_claims,
+            Err(RecvTimeoutError::Disconnected) => break true,
             Ok(request) => state.take(request),
             Err(RecvTimeoutError::Timeout) => {}
         }
         // Take everything already queued before writing, so one batch carries it all.
         while let Ok(request) = rx.try_recv() {
-            if matches!(request, Request::Stop) {
-                state.stop();
+            if let Request::Stop { release_claims } = request {
+                state.stop(release_claims);
                 return;
             }
             state.take(request);
@@ -299,8 +333,8 @@ fn run(mut state: State, rx: Receiver<Request>) {
         state.write();
         state.tend_claims();
         state.ping_if_idle();
-    }
-    state.stop();
+    };
+    state.stop(release_claims);
 }
 
 impl State {
@@ -318,7 +352,7 @@ impl State {
         }
     }
 
-    /// Carries out one request other than [`Request::Stop`].
+    /// Carries out one request other than [`Request::Stop`] (which [`run`] handles).
     fn take(&mut self, request: Request) {
         match request {
             Request::Saves(saves) => self.queue(saves),
@@ -335,7 +369,7 @@ impl State {
                 }
                 let _ = reply.send(self.claim(&account));
             }
-            Request::Stop => {}
+            Request::Stop { .. } => {}
         }
     }
 
@@ -364,10 +398,11 @@ impl State {
         }
     }
 
-    /// Writes what is pending (trying for a few seconds) and releases every claim.
-    fn stop(&mut self) {
+    /// Writes what is pending (trying for a few seconds) and releases every claim, unless
+    /// told to leave them to lapse.
+    fn stop(&mut self, release_claims: bool) {
         self.flush_for_shutdown();
-        if let Some(claims) = self.claims.as_mut() {
+        if let Some(claims) = self.claims.as_mut().filter(|_| release_claims) {
             claims.release_all(self.store.as_mut());
         }
     }
@@ -641,7 +676,7 @@ impl Saver {
 
 mod claims;
 
-pub use claims::{CLAIM_TTL, Claimed, Holder};
+pub use claims::{CLAIM_TTL, Claimed, Holder, gateway_holder, server_holder};
 
 #[cfg(test)]
 mod tests;

@@ -28,7 +28,7 @@ use crate::game::{Game, GameConfig, ToWorld, run_loop};
 use crate::http::{Health, HttpLimits, MapFile, serve as serve_http};
 use crate::interest::ViewRange;
 use crate::metrics::{HandshakeFailure, Metrics, Refusal};
-use crate::persist::{Holder, Persist, Saver};
+use crate::persist::{Persist, Saver, StopWriter, gateway_holder, server_holder};
 use crate::session::{SessionContext, run as run_session};
 use crate::snapshots::SnapshotConfig;
 use crate::tls::{
@@ -277,6 +277,7 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
     type WorldBody = Box<dyn FnOnce(mpsc::Receiver<ToWorld>, Arc<AtomicBool>) + Send>;
     // A gateway's bus publisher, which the shutdown waits for once the router has stopped.
     let mut bus = None;
+    let is_gateway = matches!(world, WorldKind::Cluster(_));
     let world_body: WorldBody = match world {
         WorldKind::Cluster((file, index, client)) => {
             use crate::cluster::gateway;
@@ -338,13 +339,15 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
             .name("world".to_owned())
             .spawn(move || {
                 let _ended = ended_tx;
+                // The world saved everyone as it stopped; the writer takes that to the
+                // store before the thread ends, however it ends. A gateway's router that
+                // panicked leaves its claims to lapse (the zones still hold its players).
+                let _writer = StopWriter {
+                    writer,
+                    keep_claims_on_panic: is_gateway,
+                };
                 crate::priority::apply("world", world_nice);
                 world_body(world_rx, stop);
-                // The world saved everyone as it stopped; the writer takes that to the
-                // store before the thread ends.
-                if let Some(writer) = writer {
-                    writer.stop();
-                }
             })
             .context("cannot start the world thread")?
     };
@@ -638,55 +641,6 @@ async fn accept_loop(
     }
     info!("server stopped");
     Ok(())
-}
-
-/// This start of gateway `name` in the store's claims: its name, process id and start
-/// time. A gateway started again does not take its last start's claims over (they lapse):
-/// the zones hold its players' characters for a few seconds after it stops.
-fn gateway_holder(name: &str) -> Holder {
-    Holder {
-        name: format!("gateway {name} {}", this_start()),
-        earlier: None,
-    }
-}
-
-/// This start of `server run` in the store's claims: the machine's boot, its network
-/// namespace, the QUIC address, the process id and the start time. One process at a time
-/// holds a UDP address in a network namespace, and a namespace's number is given again
-/// only once nothing lives in it, so every earlier holder with the same boot, namespace
-/// and address has stopped: its claims are taken over at its first login (a server started
-/// again after a crash lets its players back in). Where the boot or the namespace cannot
-/// be read (not Linux), nothing is taken over and the claims lapse.
-fn server_holder(quic_addr: SocketAddr) -> Holder {
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .ok()
-        .map(|id| id.trim().to_owned())
-        .filter(|id| !id.is_empty() && !id.contains(' '));
-    let net = std::fs::read_link("/proc/self/ns/net")
-        .ok()
-        .and_then(|link| link.to_str().map(str::to_owned))
-        .filter(|ns| !ns.contains(' '));
-    match (boot, net) {
-        (Some(boot), Some(net)) => {
-            let earlier = format!("server {boot} {net} {quic_addr} ");
-            Holder {
-                name: format!("{earlier}{}", this_start()),
-                earlier: Some(earlier),
-            }
-        }
-        _ => Holder {
-            name: format!("server {quic_addr} {}", this_start()),
-            earlier: None,
-        },
-    }
-}
-
-/// The process id and start time, which tell this start from every other.
-fn this_start() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("{} {nanos}", std::process::id())
 }
 
 /// The wall clock in Unix seconds (0 before 1970).

@@ -12,6 +12,7 @@
 //! away until the claims lapse.
 
 use std::collections::BTreeSet;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -41,6 +42,55 @@ pub struct Holder {
     /// claims are this start's to take over. `None` for a gateway, whose players the zones hold for a while after it
     /// stops.
     pub earlier: Option<String>,
+}
+
+/// This start of gateway `name` in the store's claims: its name, process id and start
+/// time. A gateway started again does not take its last start's claims over (they lapse):
+/// the zones hold its players' characters for a few seconds after it stops.
+pub fn gateway_holder(name: &str) -> Holder {
+    Holder {
+        name: format!("gateway {name} {}", this_start()),
+        earlier: None,
+    }
+}
+
+/// This start of `server run` in the store's claims: the machine's boot, its network
+/// namespace, the QUIC address, the process id and the start time. One process at a time
+/// holds a UDP address in a network namespace, and a namespace's number is given again
+/// only once nothing lives in it, so every earlier holder with the same boot, namespace
+/// and address has stopped: its claims are taken over at its first login (a server started
+/// again after a crash lets its players back in). Where the boot or the namespace cannot
+/// be read (not Linux), nothing is taken over and the claims lapse.
+pub fn server_holder(quic_addr: SocketAddr) -> Holder {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|id| id.trim().to_owned())
+        .filter(|id| !id.is_empty() && !id.contains(' '));
+    let net = std::fs::read_link("/proc/self/ns/net")
+        .ok()
+        .and_then(|link| link.to_str().map(str::to_owned))
+        .filter(|ns| !ns.contains(' '));
+    match (boot, net) {
+        (Some(boot), Some(net)) => {
+            let earlier = format!("server {boot} {net} {quic_addr} ");
+            Holder {
+                name: format!("{earlier}{}", this_start()),
+                earlier: Some(earlier),
+            }
+        }
+        _ => Holder {
+            name: format!("server {quic_addr} {}", this_start()),
+            earlier: None,
+        },
+    }
+}
+
+/// The process id and start time, which tell this start from every other.
+fn this_start() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{} {nanos}", std::process::id())
 }
 
 /// A process's claims, kept by the writer thread.

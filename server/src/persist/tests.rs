@@ -398,3 +398,51 @@ fn an_older_save_recorded_later_does_not_replace_a_newer_one() {
     super::keep_newest(&mut saves, save("ada", [4.0, 0.0]));
     assert_eq!(saves["ada"].pos, [4.0, 0.0]);
 }
+
+/// A writer stopped through [`StopWriter`] releases its claims, unless it is set to keep
+/// them and its thread is unwinding from a panic (a gateway's router): then another
+/// process still finds the account held until the claim lapses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_gateway_leaves_its_claims_to_lapse() {
+    let db = store::test_postgres::TestPostgres::start().unwrap();
+    let spec = store::StoreSpec::Postgres { url: db.url() };
+    let held_elsewhere = |account: &'static str| {
+        let spec = spec.clone();
+        std::thread::spawn(move || {
+            let mut other = store::open(&spec).unwrap();
+            other
+                .claim(account, "another process", CLAIM_TTL)
+                .unwrap()
+                .is_none()
+        })
+        .join()
+        .unwrap()
+    };
+    for (account, panics, keep_claims_on_panic, held_after) in [
+        ("ada", true, true, true),
+        ("bob", false, true, false),
+        ("cy", true, false, false),
+    ] {
+        let holder = gateway_holder("gw1");
+        let (persist, writer) =
+            Persist::start_claiming(&spec, Arc::new(Metrics::new()), Some(holder)).unwrap();
+        let claimed = persist
+            .claim(account)
+            .await
+            .unwrap()
+            .expect("a free account");
+        assert!(held_elsewhere(account));
+        let stopping = StopWriter {
+            writer: Some(writer),
+            keep_claims_on_panic,
+        };
+        let ended = std::thread::spawn(move || {
+            let _stopping = stopping;
+            assert!(!panics, "the router panicked (on purpose, in a test)");
+        })
+        .join();
+        assert_eq!(ended.is_err(), panics);
+        assert_eq!(held_elsewhere(account), held_after, "{account}");
+        drop(claimed);
+    }
+}
