@@ -369,7 +369,9 @@ pub enum DisconnectReason {
     ServerFull,
     /// The login was refused: the name breaks the rules of [`ClientMessage::Login`], the
     /// token is missing, malformed, forged, expired or for another account, or the account
-    /// already has a live session; the text says which.
+    /// already has a live session; the text says which. Also sent after the login when the
+    /// account went live on another server (this one lost its claim while it could not
+    /// reach the character store).
     LoginRejected,
     /// The server is shutting down.
     Shutdown,

@@ -151,6 +151,23 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
         conn.closed().await;
     };
     let login = stored_claim.as_ref().map_or(0, Claimed::login);
+    if let Some(claim) = &stored_claim {
+        // Should another process take the account (its claim lapsed while the store was
+        // out of reach), this session ends: the account is live there now.
+        let lost = claim.lost();
+        let kick = kick_tx.clone();
+        tokio::spawn(async move {
+            if lost.await {
+                let text = "this account logged in elsewhere while the server could not \
+                            reach the character store";
+                let kicked = Kick {
+                    reason: DisconnectReason::LoginRejected,
+                    text: text.to_owned(),
+                };
+                let _ = kick.send(kicked).await;
+            }
+        });
+    }
     let joined = match join_world(
         session,
         (&name, login),

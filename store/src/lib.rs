@@ -163,15 +163,16 @@ pub trait CharacterStore: Send {
         let _ = (account, holder, ttl);
         Ok(Some(0))
     }
-    /// Makes `holder`'s claims on `accounts` last `ttl` from now.
+    /// Makes `holder`'s claims on `accounts` last `ttl` from now; returns the accounts it
+    /// still held (a claim that lapsed and was taken by another holder is not renewed).
     fn renew_claims(
         &mut self,
         holder: &str,
         accounts: &[String],
         ttl: Duration,
-    ) -> Result<(), StoreError> {
-        let _ = (holder, accounts, ttl);
-        Ok(())
+    ) -> Result<Vec<String>, StoreError> {
+        let _ = (holder, ttl);
+        Ok(accounts.to_vec())
     }
     /// Ends `holder`'s claims on `accounts` (another holder's claims stay).
     fn release_claims(&mut self, holder: &str, accounts: &[String]) -> Result<(), StoreError> {

@@ -256,7 +256,7 @@ impl CharacterStore for PostgresStore {
         holder: &str,
         accounts: &[String],
         ttl: Duration,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Vec<String>, StoreError> {
         self.with_conn(|conn, target| {
             claims::renew(&mut conn.client, holder, accounts, ttl).map_err(|e| classify(target, e))
         })

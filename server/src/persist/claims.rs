@@ -11,12 +11,13 @@
 //! first login, so that a server started again after a crash does not turn its players
 //! away until the claims lapse.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use store::{CharacterStore, StoreError};
+use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 /// How long a claim lasts unless its holder renews it.
@@ -99,7 +100,9 @@ pub(super) struct Claims {
     holder: String,
     /// The earlier starts' prefix, until their claims are taken over.
     earlier: Option<String>,
-    held: BTreeSet<String>,
+    /// The accounts held, each with what tells its session should another process take
+    /// it (the claim lapsed while the store was out of reach).
+    held: BTreeMap<String, watch::Sender<bool>>,
     renewed: Instant,
     /// [`RENEW_EVERY`], or [`RETRY_RENEW`] after a renewal failed.
     renew_every: Duration,
@@ -111,7 +114,7 @@ impl Claims {
         Claims {
             holder: holder.name,
             earlier: holder.earlier,
-            held: BTreeSet::new(),
+            held: BTreeMap::new(),
             renewed: Instant::now(),
             renew_every: RENEW_EVERY,
             released,
@@ -141,12 +144,11 @@ impl Claims {
         let Some(login) = store.claim(account, &self.holder, CLAIM_TTL)? else {
             return Ok(None);
         };
-        self.held.insert(account.to_owned());
-        Ok(Some(Claimed::new(
-            Some(Arc::clone(&self.released)),
-            account,
-            login,
-        )))
+        let (lost, lost_rx) = watch::channel(false);
+        self.held.insert(account.to_owned(), lost);
+        let mut claimed = Claimed::new(Some(Arc::clone(&self.released)), account, login);
+        claimed.lost = Some(lost_rx);
+        Ok(Some(claimed))
     }
 
     /// Releases the claims whose sessions ended and renews the others when due. A store
@@ -157,9 +159,20 @@ impl Claims {
             return;
         }
         self.renewed = Instant::now();
-        let held: Vec<String> = self.held.iter().cloned().collect();
+        let held: Vec<String> = self.held.keys().cloned().collect();
         match store.renew_claims(&self.holder, &held, CLAIM_TTL) {
-            Ok(()) => self.renew_every = RENEW_EVERY,
+            Ok(renewed) => {
+                self.renew_every = RENEW_EVERY;
+                let renewed: BTreeSet<String> = renewed.into_iter().collect();
+                self.held.retain(|account, lost| {
+                    let kept = renewed.contains(account);
+                    if !kept {
+                        warn!(%account, "another process took this account's lapsed claim");
+                        lost.send_replace(true);
+                    }
+                    kept
+                });
+            }
             Err(err) => {
                 self.renew_every = RETRY_RENEW;
                 warn!(%err, accounts = held.len(), "the sessions' claims were not renewed");
@@ -184,14 +197,14 @@ impl Claims {
 
     /// The accounts this process holds.
     #[cfg(test)]
-    pub(super) fn held(&self) -> &BTreeSet<String> {
-        &self.held
+    pub(super) fn held(&self) -> BTreeSet<String> {
+        self.held.keys().cloned().collect()
     }
 
     /// Releases every claim: the process stops.
     pub(super) fn release_all(&mut self, store: &mut dyn CharacterStore) {
         self.release_ended(store);
-        let held: Vec<String> = std::mem::take(&mut self.held).into_iter().collect();
+        let held: Vec<String> = std::mem::take(&mut self.held).into_keys().collect();
         if let Err(err) = store.release_claims(&self.holder, &held) {
             debug!(%err, accounts = held.len(), "claims not released at stop; they lapse");
         }
@@ -205,6 +218,8 @@ pub struct Claimed {
     released: Option<Released>,
     account: String,
     login: u64,
+    /// Turns `true` should another process take the account ([`Claimed::lost`]).
+    lost: Option<watch::Receiver<bool>>,
 }
 
 impl Claimed {
@@ -213,6 +228,22 @@ impl Claimed {
             released,
             account: account.to_owned(),
             login,
+            lost: None,
+        }
+    }
+
+    /// `true` once another process has taken the account while this claim was held (it
+    /// lapsed while the store was out of this process's reach, and the renewal that
+    /// reached it again found another holder): the session must end, the account being
+    /// live elsewhere. `false` as soon as that can no longer happen: the claim was given
+    /// back, or the process claims nothing.
+    pub fn lost(&self) -> impl std::future::Future<Output = bool> + Send + 'static {
+        let lost = self.lost.clone();
+        async move {
+            match lost {
+                Some(mut lost) => lost.wait_for(|taken| *taken).await.is_ok(),
+                None => false,
+            }
         }
     }
 

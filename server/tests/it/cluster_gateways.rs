@@ -230,8 +230,39 @@ async fn an_account_lives_on_one_gateway_at_a_time() {
     );
     first.leave().await;
     // gw1 releases the claim as the session ends (its store writer, within a moment).
-    let again = crate::net::connect_once_free(&two, two_addr, "ada").await;
-    again.leave().await;
+    let mut again = crate::net::connect_once_free(&two, two_addr, "ada").await;
+    // Should the claim lapse while gw2 cannot reach the store and another process take
+    // it (done here by hand: gw2's claims ended, and another holder claims ada), gw2's
+    // next renewal finds it gone and ends that session: the account is live elsewhere.
+    let url = db.url();
+    let taken = std::thread::spawn(move || {
+        let mut store = store::open(&store::StoreSpec::Postgres { url }).unwrap();
+        store
+            .release_earlier_claims("gateway gw2 ", "thief")
+            .unwrap();
+        store
+            .claim("ada", "thief", Duration::from_secs(60))
+            .unwrap()
+    })
+    .join()
+    .unwrap();
+    assert!(taken.is_some(), "the claim was not free to take");
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match again.next_message().await {
+                Ok(protocol::ServerMessage::Disconnect { reason, text }) => break (reason, text),
+                Ok(_) => continue,
+                Err(err) => panic!("ada's session ended without a word: {err}"),
+            }
+        }
+    })
+    .await
+    .expect("ada's session on gw2 ended within two renewals");
+    assert_eq!(ended.0, protocol::DisconnectReason::LoginRejected);
+    assert!(ended.1.contains("logged in elsewhere"), "{}", ended.1);
+    // bob's claim, taken from gw2 too but by nobody else, is renewed: bob plays on.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert!(bob.connection().close_reason().is_none(), "bob was cut off");
     bob.leave().await;
     gw1.shutdown().await.unwrap();
     gw2.shutdown().await.unwrap();

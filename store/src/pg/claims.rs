@@ -30,7 +30,8 @@ const CLAIM: &str = "INSERT INTO account_claims AS c (account, holder, until_ms,
 
 const RENEW: &str = "UPDATE account_claims
     SET until_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $3
-    WHERE holder = $1 AND account = ANY($2)";
+    WHERE holder = $1 AND account = ANY($2)
+    RETURNING account";
 
 /// Lapsed at once; the row stays, for its count of sessions.
 const RELEASE: &str = "UPDATE account_claims SET until_ms = 0
@@ -66,12 +67,12 @@ pub(super) fn renew(
     holder: &str,
     accounts: &[String],
     ttl: Duration,
-) -> Result<(), postgres::Error> {
+) -> Result<Vec<String>, postgres::Error> {
     if accounts.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
-    client.execute(RENEW, &[&holder, &accounts, &millis(ttl)])?;
-    Ok(())
+    let rows = client.query(RENEW, &[&holder, &accounts, &millis(ttl)])?;
+    rows.iter().map(|row| row.try_get(0)).collect()
 }
 
 /// [`crate::CharacterStore::release_earlier_claims`].

@@ -277,6 +277,11 @@ fn an_account_is_claimed_by_one_holder_at_a_time() {
         None,
         "dee's claim was renewed"
     );
+    // Renewing tells which claims the holder still had: cy's was taken after it lapsed.
+    let renewed = one
+        .renew_claims("gw1 1", &["cy".to_owned(), "dee".to_owned()], short)
+        .unwrap();
+    assert_eq!(renewed, ["dee".to_owned()]);
     let rows = pg
         .sql()
         .query(
