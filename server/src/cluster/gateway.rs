@@ -15,6 +15,7 @@
 //! zone told to let the character go (`joins`); joins and leaves never give way to inputs
 //! on the bus queue (`outbox`). A player id is never minted while one is still in use.
 
+mod admin;
 mod bus_io;
 mod joins;
 mod outbox;
@@ -37,7 +38,6 @@ use tracing::{error, info, warn};
 use super::ClusterFile;
 use super::bus::{GATEWAYS, Verb, subject};
 use super::zone_world::PLAYER_BIT;
-use crate::game::admin::AdminRefusal;
 use crate::game::{Joined, Kick, Pacer, RADIUS_M, SessionId, ToWorld};
 use crate::interest::{Frame, ViewRange};
 use crate::metrics::{InputDrop, Metrics};
@@ -94,6 +94,9 @@ struct Player {
     zone: String,
     /// Where the router ends the session.
     kick: mpsc::Sender<Kick>,
+    /// For the admin API: the client's address and when it joined, Unix milliseconds.
+    remote: Option<String>,
+    since_ms: u64,
     taken_seq: Option<u32>,
     /// The newest input whose command went to a zone.
     forwarded_seq: u32,
@@ -120,6 +123,10 @@ impl Player {
 struct Watcher {
     at: (f32, f32),
     taken_seq: Option<u32>,
+    account: String,
+    kick: mpsc::Sender<Kick>,
+    remote: Option<String>,
+    since_ms: u64,
 }
 
 /// Time between two of the gateway's heartbeats on the bus.
@@ -286,6 +293,7 @@ impl Router {
                 reply,
             } => {
                 if let Some(at) = spectate {
+                    let remote = sink.remote().map(|addr| addr.to_string());
                     if reply
                         .send(Ok(Joined {
                             entity: NetId::NONE,
@@ -295,13 +303,17 @@ impl Router {
                         self.membership.joined.push(NewViewer {
                             session,
                             sink,
-                            kick,
+                            kick: kick.clone(),
                         });
                         self.watchers.insert(
                             session,
                             Watcher {
                                 at: (at.x, at.y),
                                 taken_seq: None,
+                                account: name,
+                                kick,
+                                remote,
+                                since_ms: crate::persist::now_ms().max(0) as u64,
                             },
                         );
                     }
@@ -410,8 +422,7 @@ impl Router {
                     }
                 }
             }
-            // No world runs here to answer about (the zones hold it).
-            ToWorld::Admin(request) => request.refuse(AdminRefusal::NoWorldHere),
+            ToWorld::Admin(request) => self.admin(request),
         }
     }
 

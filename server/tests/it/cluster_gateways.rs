@@ -267,3 +267,85 @@ async fn an_account_lives_on_one_gateway_at_a_time() {
     gw1.shutdown().await.unwrap();
     gw2.shutdown().await.unwrap();
 }
+
+/// A gateway's admin API answers its own sessions: it lists them with their characters
+/// and kicks one; what only a world can answer is 501.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_lists_and_kicks_its_sessions() {
+    const TOKEN: &str = "test-admin-token-0123456789";
+    let (_nats, url) = nats();
+    let dir = scratch("cluster-gateway-admin");
+    let (file, metrics) = cluster_file(&dir, &url, 20, None, 1);
+    let _west = zone(&file, "west");
+    let _east = zone(&file, "east");
+    for m in metrics {
+        wait_ticking(m).await;
+    }
+    let config = Config {
+        max_clients_per_ip: 1_000,
+        shutdown_grace_secs: 0.5,
+        admin_listen: "127.0.0.1:0".parse().unwrap(),
+        admin_token: Some(server::config::AdminToken::new(TOKEN).unwrap()),
+        ..Config::default()
+    };
+    let gw = start_gateway(config, &file, Some("gw1")).await.unwrap();
+    let admin = gw.admin_addr.expect("the admin API is on");
+    let endpoint = client::endpoint(gw.quic_addr, Trust::Pinned(gw.fingerprint)).unwrap();
+    let ada = Client::connect(&endpoint, gw.quic_addr, "ada")
+        .await
+        .unwrap();
+    let mut bob = Client::connect(&endpoint, gw.quic_addr, "bob")
+        .await
+        .unwrap();
+    let call = |method: &'static str, path: String| async move {
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+        );
+        let mut stream = tokio::net::TcpStream::connect(admin).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut stream, request.as_bytes())
+            .await
+            .unwrap();
+        let mut response = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stream, &mut response)
+            .await
+            .unwrap();
+        response
+    };
+    let listed = call("GET", "/admin/sessions".to_owned()).await;
+    assert!(listed.starts_with("HTTP/1.1 200"), "{listed}");
+    let body: serde_json::Value =
+        serde_json::from_str(listed.split_once("\r\n\r\n").unwrap().1).unwrap();
+    let sessions = body["sessions"].as_array().expect("a list of sessions");
+    let accounts: BTreeSet<&str> = sessions
+        .iter()
+        .map(|s| s["account"].as_str().unwrap())
+        .collect();
+    assert_eq!(accounts, BTreeSet::from(["ada", "bob"]));
+    let bob_info = sessions.iter().find(|s| s["account"] == "bob").unwrap();
+    let entity = bob.welcome().entity;
+    assert_eq!(
+        bob_info["entity"],
+        format!("{}.{}", entity.index, entity.generation)
+    );
+    let bob_session = bob_info["id"].as_u64().unwrap();
+    let kicked = call("POST", format!("/admin/sessions/{bob_session}/kick")).await;
+    assert!(kicked.starts_with("HTTP/1.1 200"), "{kicked}");
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match bob.next_message().await {
+                Ok(protocol::ServerMessage::Disconnect { reason, .. }) => break reason,
+                Ok(_) => continue,
+                Err(err) => panic!("bob's session ended without a word: {err}"),
+            }
+        }
+    })
+    .await
+    .expect("bob's session ended within 5 s");
+    assert_eq!(ended, protocol::DisconnectReason::Kicked);
+    let world = call("GET", "/admin/world".to_owned()).await;
+    assert!(world.starts_with("HTTP/1.1 501"), "{world}");
+    assert!(world.contains("runs no world"), "{world}");
+    ada.leave().await;
+    gw.shutdown().await.unwrap();
+}

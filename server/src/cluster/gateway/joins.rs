@@ -114,6 +114,7 @@ pub(super) fn finish_joins(
             continue;
         }
         info!(session = pending.session, account = %pending.account, ?id, %zone, "player joined");
+        let remote = pending.sink.remote().map(|addr| addr.to_string());
         membership.joined.push(NewViewer {
             session: pending.session,
             sink: pending.sink,
@@ -128,6 +129,8 @@ pub(super) fn finish_joins(
                 epoch: 0,
                 zone,
                 kick: pending.kick,
+                remote,
+                since_ms: crate::persist::now_ms().max(0) as u64,
                 taken_seq: None,
                 forwarded_seq: 0,
                 zone_applied: 0,
