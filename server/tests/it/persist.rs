@@ -39,6 +39,40 @@ fn start_server(store_args: &[String]) -> Server {
     start_server_at("127.0.0.1:0".parse().unwrap(), store_args).expect("a start line")
 }
 
+/// A free loopback UDP address whose port lies below the kernel's range of ephemeral ports
+/// (`/proc/sys/net/ipv4/ip_local_port_range`), which sockets bound to port 0 are given
+/// from: no other test's client or server is given it once this one's server is killed,
+/// so a start again on it is not refused (only another test choosing its port the same
+/// way could take it, from about ten thousand). Port 0 where that range leaves no room.
+fn quiet_addr() -> SocketAddr {
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(0);
+    let low = 20_000u16;
+    if ephemeral_low <= low + 1_000 {
+        return "127.0.0.1:0".parse().unwrap();
+    }
+    let span = u32::from(ephemeral_low - low);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let start = (std::process::id().wrapping_mul(7919) ^ nanos) % span;
+    (0..span)
+        .map(|i| low + ((start + i) % span) as u16)
+        .map(|port| SocketAddr::from(([127, 0, 0, 1], port)))
+        .find(|&addr| std::net::UdpSocket::bind(addr).is_ok())
+        .unwrap_or_else(|| "127.0.0.1:0".parse().unwrap())
+}
+
+/// [`start_server`] on a [`quiet_addr`], for a server the test kills and starts again on
+/// its address (a few tries, should another test's probe have taken the port just then).
+fn start_server_quiet(store_args: &[String]) -> Server {
+    (0..5)
+        .find_map(|_| start_server_at(quiet_addr(), store_args))
+        .unwrap_or_else(|| start_server(store_args))
+}
+
 /// [`start_server`] with QUIC on `listen`; `None` when it does not start (the address is
 /// taken: another test's socket may have been given the port meanwhile).
 fn start_server_at(listen: SocketAddr, store_args: &[String]) -> Option<Server> {
@@ -170,7 +204,7 @@ async fn two_servers_on_one_database_hold_an_account_once() {
     let db = TestPostgres::start().unwrap();
     let store_args = ["--store".to_owned(), db.url()];
     let mut one = start_server(&store_args);
-    let mut two = start_server(&store_args);
+    let mut two = start_server_quiet(&store_args);
     let endpoint =
         |server: &Server| client::endpoint(server.quic, Trust::Pinned(server.fingerprint)).unwrap();
     let (on_one, on_two) = (endpoint(&one), endpoint(&two));
@@ -202,8 +236,8 @@ async fn two_servers_on_one_database_hold_an_account_once() {
         Ok(_) => panic!("ada logged in on the first server while the killed one's claim held"),
     }
     let Some(mut two) = start_server_at(listen, &store_args) else {
-        // The port went to another socket meanwhile (other tests run beside this one): the
-        // takeover cannot be shown this time.
+        // The port went to another socket meanwhile (only another test choosing a quiet
+        // port could take it): the takeover cannot be shown this time.
         eprintln!("{listen} was taken before the restart; the takeover is not checked");
         one.child.kill().unwrap();
         one.child.wait().unwrap();
@@ -236,13 +270,16 @@ async fn kill_9_five_times(spec: &store::StoreSpec) {
     let mut before: BTreeMap<String, (f32, f32)> = BTreeMap::new();
     // Started again on its first address: the start after a kill takes over the claims
     // of the one killed (which never released them), and its players get back in at once.
-    let mut listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let mut listen: Option<SocketAddr> = None;
     for round in 0..=ROUNDS {
         // Should the port have been given to another socket meanwhile, on another one: the
         // killed start's claims then lapse, and `play` waits for them.
-        let mut server =
-            start_server_at(listen, &store_args).unwrap_or_else(|| start_server(&store_args));
-        listen = server.quic;
+        let mut server = match listen {
+            None => start_server_quiet(&store_args),
+            Some(listen) => start_server_at(listen, &store_args)
+                .unwrap_or_else(|| start_server_quiet(&store_args)),
+        };
+        listen = Some(server.quic);
         let seen = Arc::new(Mutex::new(BTreeMap::new()));
         let (stop_tx, stop) = watch::channel(false);
         let mut players = Vec::new();
