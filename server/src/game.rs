@@ -115,6 +115,10 @@ pub enum ToWorld {
         /// Where its character was saved, if it has been: it resumes there when that
         /// point is still walkable.
         resume_at: Option<Vec2>,
+        /// The order of the stored character's last save (`None`: no character, or a
+        /// save without one): a gateway that saw the character after that save goes on
+        /// from there instead (`cluster::gateway`'s departures).
+        saved_order: Option<store::SaveOrder>,
         /// A spectator's starting point: no character, a view from there.
         spectate: Option<Vec2>,
         /// Where its snapshots go.
@@ -346,6 +350,7 @@ impl Game {
                 name,
                 login: _,
                 resume_at,
+                saved_order: _,
                 spectate,
                 sink,
                 kick,
@@ -731,6 +736,7 @@ mod tests {
                 name: format!("p{session}"),
                 login: 0,
                 resume_at: None,
+                saved_order: None,
                 spectate: None,
                 sink: Box::new(Recorder),
                 kick,

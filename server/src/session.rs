@@ -295,14 +295,15 @@ async fn join_world(
 ) -> Result<Joined, NotJoined> {
     let (reply, answer) = oneshot::channel();
     // A known account resumes where it was saved on this map; a new one spawns as usual.
-    let resume_at = match &ctx.persist {
-        _ if spectate.is_some() => None,
-        None => None,
+    let (resume_at, saved_order) = match &ctx.persist {
+        _ if spectate.is_some() => (None, None),
+        None => (None, None),
         Some(persist) => match persist.load(name).await {
-            Ok(Some(character)) if character.map == ctx.map_id => {
-                Some(sim::Vec2::new(character.pos[0], character.pos[1]))
+            Ok(Some(character)) => {
+                let at = sim::Vec2::new(character.pos[0], character.pos[1]);
+                ((character.map == ctx.map_id).then_some(at), character.order)
             }
-            Ok(_) => None,
+            Ok(None) => (None, None),
             Err(err) => return Err(NotJoined::Refused(load_refused(&err))),
         },
     };
@@ -311,6 +312,7 @@ async fn join_world(
         name: name.to_owned(),
         login,
         resume_at,
+        saved_order,
         spectate: spectate.map(|(x, y)| sim::Vec2::new(x, y)),
         sink: link.sink(),
         kick,

@@ -17,6 +17,7 @@
 
 mod admin;
 mod bus_io;
+mod departed;
 mod joins;
 mod outbox;
 #[cfg(test)]
@@ -43,6 +44,7 @@ use crate::interest::{Frame, ViewRange};
 use crate::metrics::{InputDrop, Metrics};
 use crate::snapshot_pool::SnapshotPool;
 use crate::snapshots::{ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob};
+use departed::Departures;
 use joins::{Joins, Pending, finish_joins};
 use outbox::Outbox;
 
@@ -162,6 +164,8 @@ pub(crate) struct Router {
     /// The last frame merged, whose roster the next one takes while the bodies stay the
     /// same ([`Frame::follow`]).
     last_frame: Option<Arc<Frame>>,
+    /// Where the characters of ended sessions were last seen, for logins right after.
+    departures: Departures,
 }
 
 /// The tables [`Router::tick`] merges the zones' frames with, cleared every tick.
@@ -241,6 +245,7 @@ impl Router {
             ticks: 0,
             merge: Merge::default(),
             last_frame: None,
+            departures: Departures::default(),
         }
     }
 
@@ -287,6 +292,7 @@ impl Router {
                 name,
                 login,
                 resume_at,
+                saved_order,
                 spectate,
                 sink,
                 kick,
@@ -319,8 +325,15 @@ impl Router {
                     }
                     return;
                 }
-                let at = match resume_at {
-                    Some(p) => (p.x, p.y),
+                let last_seen = self.departures.resume(&name, saved_order);
+                if let Some(at) = last_seen {
+                    info!(
+                        account = %name, ?at, stored = ?saved_order,
+                        "the store lacks the last save yet: going on from where last seen"
+                    );
+                }
+                let at = match last_seen.or(resume_at.map(|p| (p.x, p.y))) {
+                    Some(at) => at,
                     None if self.spawn_points.is_empty() => {
                         let _ = reply.send(Err(DisconnectReason::ServerFull));
                         return;
@@ -411,6 +424,10 @@ impl Router {
                 } else if let Some(player) = self.players.remove(&session) {
                     info!(session, account = %player.account, "player left");
                     joins::leave(&mut self.outbox, &player.zone, player.id);
+                    let order = (player.login, player.epoch);
+                    let now = Instant::now();
+                    self.departures
+                        .record(&player.account, player.at, order, now);
                     self.membership.acks.remove(&session);
                     self.membership.left.push(session);
                 } else if let Some((&id, _)) =
@@ -511,6 +528,7 @@ impl Router {
             .is_none_or(|at| now.duration_since(at) >= ALIVE_EVERY)
         {
             self.alive_at = Some(now);
+            self.departures.expire(now);
             // Never dropped (a zone takes a gateway silent for a while for gone, and
             // removes its players' characters).
             self.outbox.control(GatewayOut::Publish(

@@ -117,6 +117,7 @@ mod tests {
             name: "eve".to_owned(),
             login: 0,
             resume_at: None,
+            saved_order: None,
             spectate: Some(Vec2::new(-1.0e6, 1.0e6)),
             sink: Box::new(Recorder),
             kick,

@@ -20,6 +20,7 @@ fn join(session: u64) -> (ToWorld, oneshot::Receiver<Result<Joined, DisconnectRe
         name: "ada".to_owned(),
         login: 0,
         resume_at: None,
+        saved_order: None,
         spectate: None,
         sink: Box::new(NoSink),
         kick: mpsc::channel(1).0,

@@ -50,6 +50,7 @@ fn ask(router: &mut Router, session: u64, name: &str) -> (Answer, mpsc::Receiver
         name: name.to_owned(),
         login: 0,
         resume_at: Some(sim::Vec2::new(5.0, 5.0)),
+        saved_order: None,
         spectate: None,
         sink: Box::new(NoSink),
         kick,
@@ -491,4 +492,73 @@ fn a_frame_from_a_zone_the_file_does_not_name_is_ignored() {
     assert!(router.frames.is_empty());
     router.on_bus(west_frame(&[]));
     assert_eq!(router.frames.keys().collect::<Vec<_>>(), ["west"]);
+}
+
+/// Session `session` of account `name`, login `login`, asks for its character, which the
+/// store holds at 5, 5 with a save of order `saved`: the join's request.
+fn ask_saved(
+    router: &mut Router,
+    rx: &mut mpsc::Receiver<GatewayOut>,
+    (session, name, login): (u64, &str, u64),
+    saved: Option<store::SaveOrder>,
+) -> (JoinRequest, Answer) {
+    let (reply, answer) = oneshot::channel();
+    let (kick, _kicks) = mpsc::channel(4);
+    router.handle(ToWorld::Join {
+        session,
+        name: name.to_owned(),
+        login,
+        resume_at: Some(sim::Vec2::new(5.0, 5.0)),
+        saved_order: saved,
+        spectate: None,
+        sink: Box::new(NoSink),
+        kick,
+        reply,
+    });
+    match rx.try_recv() {
+        Ok(GatewayOut::Join { request, .. }) => (request, answer),
+        other => panic!("no join on the bus: {other:?}"),
+    }
+}
+
+/// A login right after a logout goes on from where the gateway last saw the character
+/// while the store does not hold the zone's save of the leave yet (a zone cut off from the
+/// store keeps it until it reaches it), and from the store once it does.
+#[test]
+fn a_login_after_a_logout_goes_on_from_the_last_position_the_store_lacks() {
+    let order = |session, epoch| Some(store::SaveOrder { session, epoch });
+    // Stored: a save of login 7 at epoch 1 (before the leave), the leave's own (epoch 2),
+    // the next login's.
+    for (stored, goes_on_from) in [
+        (None, [8.0, 6.0]),
+        (order(7, 1), [8.0, 6.0]),
+        (order(7, 2), [5.0, 5.0]),
+        (order(8, 0), [5.0, 5.0]),
+    ] {
+        let (mut router, mut rx) = router(64);
+        let (request, mut answer) = ask_saved(&mut router, &mut rx, (1, "ada", 7), order(6, 0));
+        assert_eq!(request.at, [5.0, 5.0]);
+        let id = request.id;
+        router.on_bus(GatewayIn::Joined(id, Ok("west".to_owned())));
+        // It walks to 8, 6 (epoch 1 in west), and logs out.
+        let GatewayIn::Frame(mut frame) = west_frame(&[id]) else {
+            unreachable!()
+        };
+        frame.bodies[0].pos = [8.0, 6.0];
+        router.on_bus(GatewayIn::Frame(frame));
+        router.tick();
+        assert!(answer.try_recv().unwrap().is_ok());
+        while rx.try_recv().is_ok() {}
+        router.handle(ToWorld::Leave { session: 1 });
+        assert_eq!(said(&mut rx), [Said::Leave(WEST_LEAVE.to_owned(), id)]);
+        // Logs in again (login 8), the store holding `stored`.
+        let (again, _answer) = ask_saved(&mut router, &mut rx, (2, "ada", 8), stored);
+        assert_eq!(again.at, goes_on_from, "stored {stored:?}");
+        assert_eq!(again.login, 8);
+        // Used once: a third login goes by the store.
+        router.handle(ToWorld::Leave { session: 2 });
+        while rx.try_recv().is_ok() {}
+        let (third, _answer) = ask_saved(&mut router, &mut rx, (3, "ada", 9), order(7, 1));
+        assert_eq!(third.at, [5.0, 5.0]);
+    }
 }

@@ -49,6 +49,7 @@ fn join(
         name: format!("p{session}"),
         login: 0,
         resume_at: None,
+        saved_order: None,
         spectate,
         sink: Box::new(Recorder),
         kick,

@@ -1,0 +1,156 @@
+//! Where the characters of ended sessions were last seen, for a login right after a
+//! logout. The session that logs in loads its character through the gateway's own store
+//! connection, and the zone's save of the leave may not be in the store yet: a zone cut
+//! off from the store keeps its saves until it reaches it again. Loaded then, the
+//! character would go on from an older save, and the late save would be skipped as older
+//! than the new login's (the store's save order): the minutes before the logout lost.
+//!
+//! A zone saves a character that leaves with its epoch plus one, newer than every other
+//! save of that login. So the gateway, which knows the login and the newest epoch it saw,
+//! knows the order of that last save, and whether the store holds it: when the loaded
+//! record is older, the character goes on from where the gateway last saw it (its last
+//! frame, at most a tick or two before the zone's save), and the new login's saves make
+//! that durable. A login through another gateway does not know this; it goes on from the
+//! store's record, as before.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use store::SaveOrder;
+
+/// How long the gateway remembers where a departed character was: longer than a zone is
+/// expected to stay cut off from the store with its saves waiting.
+pub(super) const KEEP: Duration = Duration::from_secs(3600);
+
+/// Most characters remembered at once; past that, the oldest are forgotten first.
+const MOST: usize = 1 << 16;
+
+/// One character whose session ended.
+#[derive(Clone, Copy, Debug)]
+struct Departed {
+    /// Where its last frame showed it.
+    at: (f32, f32),
+    /// The order of the zone's save of its leave.
+    order: SaveOrder,
+    left: Instant,
+}
+
+/// The departed characters, by account.
+#[derive(Debug, Default)]
+pub(super) struct Departures {
+    by_account: HashMap<String, Departed>,
+}
+
+impl Departures {
+    /// The session of `account` (login `login`, the newest epoch seen `epoch`) ended with
+    /// its character last seen at `at`. Logins not numbered by a store (0) have no order
+    /// and are not remembered.
+    pub(super) fn record(
+        &mut self,
+        account: &str,
+        at: (f32, f32),
+        (login, epoch): (u64, u32),
+        now: Instant,
+    ) {
+        if login == 0 {
+            return;
+        }
+        if self.by_account.len() >= MOST && !self.by_account.contains_key(account) {
+            self.forget_oldest();
+        }
+        let order = SaveOrder {
+            session: login,
+            epoch: epoch.saturating_add(1),
+        };
+        let departed = Departed {
+            at,
+            order,
+            left: now,
+        };
+        self.by_account.insert(account.to_owned(), departed);
+    }
+
+    /// A new session of `account` whose stored record has the order `stored` (`None`: no
+    /// record, or one without an order): where its character goes on from, when the
+    /// gateway saw it after the store's record (the store does not hold the save of its
+    /// last leave yet). The account is forgotten either way.
+    pub(super) fn resume(
+        &mut self,
+        account: &str,
+        stored: Option<SaveOrder>,
+    ) -> Option<(f32, f32)> {
+        let departed = self.by_account.remove(account)?;
+        stored
+            .is_none_or(|stored| stored < departed.order)
+            .then_some(departed.at)
+    }
+
+    /// Forgets the characters that departed more than [`KEEP`] ago.
+    pub(super) fn expire(&mut self, now: Instant) {
+        self.by_account
+            .retain(|_, departed| now.duration_since(departed.left) < KEEP);
+    }
+
+    fn forget_oldest(&mut self) {
+        let oldest = self
+            .by_account
+            .iter()
+            .min_by_key(|(_, departed)| departed.left)
+            .map(|(account, _)| account.clone());
+        if let Some(account) = oldest {
+            self.by_account.remove(&account);
+        }
+    }
+
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.by_account.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(session: u64, epoch: u32) -> Option<SaveOrder> {
+        Some(SaveOrder { session, epoch })
+    }
+
+    /// The last position is used only while the store's record is older than the leave's
+    /// save: none, an earlier login's, or this login's at the same epoch or one before.
+    #[test]
+    fn the_last_position_goes_on_only_when_the_store_lacks_the_last_save() {
+        let now = Instant::now();
+        let cases = [
+            (None, true),
+            (order(6, 9), true),
+            (order(7, 2), true),
+            (order(7, 3), true),
+            // The leave's own save (epoch 3 + 1), and anything newer.
+            (order(7, 4), false),
+            (order(7, 5), false),
+            (order(8, 0), false),
+        ];
+        for (stored, resumed) in cases {
+            let mut departures = Departures::default();
+            departures.record("ada", (5.0, 6.0), (7, 3), now);
+            let want = resumed.then_some((5.0, 6.0));
+            assert_eq!(departures.resume("ada", stored), want, "{stored:?}");
+            // Forgotten once used.
+            assert_eq!(departures.resume("ada", None), None);
+        }
+    }
+
+    #[test]
+    fn unnumbered_logins_are_not_remembered_and_old_ones_expire() {
+        let now = Instant::now();
+        let mut departures = Departures::default();
+        departures.record("ada", (1.0, 1.0), (0, 0), now);
+        assert_eq!(departures.len(), 0);
+        departures.record("bob", (1.0, 1.0), (3, 0), now);
+        departures.expire(now + KEEP / 2);
+        assert_eq!(departures.len(), 1);
+        departures.expire(now + KEEP);
+        assert_eq!(departures.len(), 0);
+    }
+}
