@@ -13,7 +13,7 @@
 //! that durable. A login through another gateway does not know this; it goes on from the
 //! store's record, as before.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use store::SaveOrder;
@@ -35,10 +35,13 @@ struct Departed {
     left: Instant,
 }
 
-/// The departed characters, by account.
+/// The departed characters, by account, and the accounts in the order they departed
+/// (with when: an account that departed again, or logged in again, leaves an entry that
+/// no longer names its newest departure, skipped when it comes up).
 #[derive(Debug, Default)]
 pub(super) struct Departures {
     by_account: HashMap<String, Departed>,
+    in_order: VecDeque<(String, Instant)>,
 }
 
 impl Departures {
@@ -55,7 +58,7 @@ impl Departures {
         if login == 0 {
             return;
         }
-        if self.by_account.len() >= MOST && !self.by_account.contains_key(account) {
+        while self.by_account.len() >= MOST || self.in_order.len() >= 2 * MOST {
             self.forget_oldest();
         }
         let order = SaveOrder {
@@ -68,6 +71,7 @@ impl Departures {
             left: now,
         };
         self.by_account.insert(account.to_owned(), departed);
+        self.in_order.push_back((account.to_owned(), now));
     }
 
     /// A new session of `account` whose stored record has the order `stored` (`None`: no
@@ -87,17 +91,26 @@ impl Departures {
 
     /// Forgets the characters that departed more than [`KEEP`] ago.
     pub(super) fn expire(&mut self, now: Instant) {
-        self.by_account
-            .retain(|_, departed| now.duration_since(departed.left) < KEEP);
+        while self
+            .in_order
+            .front()
+            .is_some_and(|(_, left)| now.duration_since(*left) >= KEEP)
+        {
+            self.forget_oldest();
+        }
     }
 
+    /// Forgets the departure that came first (nothing when its account departed again
+    /// since, or logged in again).
     fn forget_oldest(&mut self) {
-        let oldest = self
+        let Some((account, left)) = self.in_order.pop_front() else {
+            return;
+        };
+        if self
             .by_account
-            .iter()
-            .min_by_key(|(_, departed)| departed.left)
-            .map(|(account, _)| account.clone());
-        if let Some(account) = oldest {
+            .get(&account)
+            .is_some_and(|d| d.left == left)
+        {
             self.by_account.remove(&account);
         }
     }
@@ -152,5 +165,32 @@ mod tests {
         assert_eq!(departures.len(), 1);
         departures.expire(now + KEEP);
         assert_eq!(departures.len(), 0);
+    }
+
+    /// Past [`MOST`] departures the oldest are forgotten first, and an account that
+    /// departed again keeps its newest departure.
+    #[test]
+    fn the_oldest_departures_go_first() {
+        let start = Instant::now();
+        let mut departures = Departures::default();
+        let at = |i: usize| start + Duration::from_millis(i as u64);
+        departures.record("ada", (1.0, 1.0), (3, 0), at(0));
+        departures.record("ada", (2.0, 2.0), (3, 0), at(1));
+        for i in 0..MOST {
+            departures.record(&format!("p{i}"), (0.0, 0.0), (1, 0), at(2 + i));
+        }
+        assert_eq!(departures.len(), MOST);
+        // Ada's first entry went without taking her second; her second went next.
+        assert_eq!(departures.resume("ada", None), None);
+        assert_eq!(departures.resume("p0", None), Some((0.0, 0.0)));
+        // Expired by when they departed: p1 to p(MOST / 2 - 2) (p0 logged in again).
+        departures.expire(at(MOST / 2) + KEEP);
+        assert_eq!(departures.len(), MOST / 2 + 1);
+        assert_eq!(departures.resume(&format!("p{}", MOST / 2 - 2), None), None);
+        assert!(
+            departures
+                .resume(&format!("p{}", MOST / 2 - 1), None)
+                .is_some()
+        );
     }
 }
