@@ -12,6 +12,7 @@ mod browser;
 mod cluster;
 mod cluster_failure;
 mod cluster_gateways;
+mod cluster_logout;
 mod http;
 mod net;
 mod persist;
