@@ -139,6 +139,10 @@ pub enum ToWorld {
     Leave {
         /// Which.
         session: SessionId,
+        /// Its account's claim in the store, when it holds one: a gateway gives it back
+        /// only once its save of where it last saw the character is written
+        /// ([`crate::persist::Persist::save_then_release`]); elsewhere it is dropped.
+        claim: Option<crate::persist::Claimed>,
     },
     /// A request from the admin API ([`admin`]).
     Admin(admin::AdminRequest),
@@ -414,7 +418,7 @@ impl Game {
                     client.pending = Some(input.command);
                 }
             }
-            ToWorld::Leave { session } => {
+            ToWorld::Leave { session, claim: _ } => {
                 if let Some(spectator) = self.spectators.remove(&session) {
                     debug!(session, name = %spectator.name, "spectator left");
                     self.membership.acks.remove(&session);

@@ -98,6 +98,11 @@ enum Request {
         account: String,
         reply: oneshot::Sender<Result<Option<Claimed>, LoadError>>,
     },
+    /// A save whose claim is given back only once it is written.
+    SaveThenRelease {
+        save: Save,
+        claim: Claimed,
+    },
     /// Write what is pending and stop; release the claims too, or leave them to lapse.
     Stop {
         release_claims: bool,
@@ -196,6 +201,19 @@ impl Persist {
             ) => Err(s),
             Err(_) => Ok(()),
         }
+    }
+
+    /// Hands the writer a save of a session that ended and the session's claim, which the
+    /// writer keeps (renewing it) until the save is in the store, and then gives back: a
+    /// login of the account through another process, which waits for the claim, then
+    /// loads the character with that save. A gateway saves so where it last saw a
+    /// character that logged out, in case its zone cannot reach the store
+    /// ([`crate::cluster`]). `false` when the writer's queue is full or gone: the claim
+    /// is then given back at once, without the save.
+    pub fn save_then_release(&self, save: Save, claim: Claimed) -> bool {
+        self.tx
+            .try_send(Request::SaveThenRelease { save, claim })
+            .is_ok()
     }
 
     /// The saved character of `account`, waiting at most [`LOAD_TIMEOUT`].
@@ -312,6 +330,9 @@ struct State {
     loud_at: usize,
     /// This process's claims on its sessions' accounts, when it claims them in the store.
     claims: Option<claims::Claims>,
+    /// Claims of ended sessions kept until their saves are written
+    /// ([`Persist::save_then_release`]).
+    releasing: Vec<Claimed>,
 }
 
 fn run(mut state: State, rx: Receiver<Request>) {
@@ -331,6 +352,7 @@ fn run(mut state: State, rx: Receiver<Request>) {
             state.take(request);
         }
         state.write();
+        state.release_saved();
         state.tend_claims();
         state.ping_if_idle();
     };
@@ -349,6 +371,7 @@ impl State {
             last_ping: Instant::now(),
             loud_at: MAX_PENDING,
             claims: None,
+            releasing: Vec::new(),
         }
     }
 
@@ -356,6 +379,10 @@ impl State {
     fn take(&mut self, request: Request) {
         match request {
             Request::Saves(saves) => self.queue(saves),
+            Request::SaveThenRelease { save, claim } => {
+                self.queue(vec![save]);
+                self.releasing.push(claim);
+            }
             Request::Load { account, reply } => {
                 let answer = self.load(&account);
                 let _ = reply.send(answer);
@@ -376,6 +403,12 @@ impl State {
     /// Claims `account` for this process ([`claims::Claims::claim`]); without claims,
     /// a guard that gives nothing back.
     fn claim(&mut self, account: &str) -> Result<Option<Claimed>, LoadError> {
+        // A claim of this account kept until an ended session's save is written is this
+        // login's now, not given back later (the save is still written, and loads find it
+        // pending meanwhile).
+        if let Some(at) = self.releasing.iter().position(|c| c.account() == account) {
+            self.releasing.swap_remove(at).hand_over();
+        }
         let Some(claims) = self.claims.as_mut() else {
             return Ok(Some(Claimed::new(None, account, 0)));
         };
@@ -391,6 +424,13 @@ impl State {
         }
     }
 
+    /// Gives back the claims kept for saves that are now written.
+    fn release_saved(&mut self) {
+        let pending = &self.pending;
+        self.releasing
+            .retain(|claim| pending.contains_key(claim.account()));
+    }
+
     /// Releases the claims of ended sessions and renews the rest when due.
     fn tend_claims(&mut self) {
         if let Some(claims) = self.claims.as_mut() {
@@ -402,6 +442,7 @@ impl State {
     /// told to leave them to lapse.
     fn stop(&mut self, release_claims: bool) {
         self.flush_for_shutdown();
+        self.releasing.clear();
         if let Some(claims) = self.claims.as_mut().filter(|_| release_claims) {
             claims.release_all(self.store.as_mut());
         }

@@ -294,7 +294,10 @@ async fn start_with(config: Config, cluster: Option<Cluster>) -> Result<Running>
             let spawn_point = config
                 .spawn_point
                 .map(|[x, y]| ((x, y), config.spawn_spread_m));
-            let router = gateway::Router::new(file, index, &mesh, view, spawn_point, out_tx);
+            let mut router = gateway::Router::new(file, index, &mesh, view, spawn_point, out_tx);
+            if let Some(persist) = &persist {
+                router.keep_last_seen(persist.clone(), map_id.clone());
+            }
             if let Some([x, y]) = config.spawn_point
                 && router.spawn_point_count() == 0
             {

@@ -133,7 +133,7 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     };
     // And in the store, for the processes that share it (a cluster's gateways: see
     // `persist::claims`); given back when the session ends.
-    let stored_claim = match (&ctx.persist, spectate) {
+    let mut stored_claim = match (&ctx.persist, spectate) {
         (Some(persist), None) => match persist.claim(&name).await {
             Ok(Some(claim)) => Some(claim),
             Ok(None) => {
@@ -195,7 +195,8 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
         view_radius_m: ctx.view_radius_m,
     });
     if write(&mut send, &welcome, &ctx).await.is_err() {
-        let _ = ctx.world.send(ToWorld::Leave { session }).await;
+        let claim = stored_claim.take();
+        let _ = ctx.world.send(ToWorld::Leave { session, claim }).await;
         return lost(&conn, &ctx);
     }
     ctx.metrics.clients.inc();
@@ -223,7 +224,8 @@ pub async fn run(session: SessionId, conn: Connection, ctx: Arc<SessionContext>)
     )
     .await;
     ctx.metrics.clients.dec();
-    let _ = ctx.world.send(ToWorld::Leave { session }).await;
+    let claim = stored_claim.take();
+    let _ = ctx.world.send(ToWorld::Leave { session, claim }).await;
     let ending = match served {
         Ok(Lost) => lost(&conn, &ctx),
         Err(end) => disconnect(&conn, Some(send), end, &ctx).await,
@@ -353,7 +355,10 @@ async fn await_join(
         },
         () = closed => NotJoined::Closed,
     };
-    let _ = world.try_send(ToWorld::Leave { session });
+    let _ = world.try_send(ToWorld::Leave {
+        session,
+        claim: None,
+    });
     Err(gave_up)
 }
 

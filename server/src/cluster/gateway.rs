@@ -42,6 +42,7 @@ use super::zone_world::PLAYER_BIT;
 use crate::game::{Joined, Kick, Pacer, RADIUS_M, SessionId, ToWorld};
 use crate::interest::{Frame, ViewRange};
 use crate::metrics::{InputDrop, Metrics};
+use crate::persist::Persist;
 use crate::snapshot_pool::SnapshotPool;
 use crate::snapshots::{ClientTick, Membership, NewViewer, SnapshotConfig, SnapshotJob};
 use departed::Departures;
@@ -166,6 +167,9 @@ pub(crate) struct Router {
     last_frame: Option<Arc<Frame>>,
     /// Where the characters of ended sessions were last seen, for logins right after.
     departures: Departures,
+    /// The store and the map's name, for the saves of where characters that logged out
+    /// were last seen ([`Router::keep_last_seen`]).
+    store: Option<(Persist, String)>,
 }
 
 /// The tables [`Router::tick`] merges the zones' frames with, cleared every tick.
@@ -246,6 +250,7 @@ impl Router {
             merge: Merge::default(),
             last_frame: None,
             departures: Departures::default(),
+            store: None,
         }
     }
 
@@ -417,7 +422,7 @@ impl Router {
                     ));
                 }
             }
-            ToWorld::Leave { session } => {
+            ToWorld::Leave { session, claim } => {
                 if self.watchers.remove(&session).is_some() {
                     self.membership.acks.remove(&session);
                     self.membership.left.push(session);
@@ -428,6 +433,9 @@ impl Router {
                     let now = Instant::now();
                     self.departures
                         .record(&player.account, player.at, order, now);
+                    if let Some(claim) = claim {
+                        self.save_last_seen(&player, claim);
+                    }
                     self.membership.acks.remove(&session);
                     self.membership.left.push(session);
                 } else if let Some((&id, _)) =

@@ -146,7 +146,10 @@ mod tests {
         let job = game.snapshot_job().unwrap();
         let me = job.clients.iter().find(|c| c.session == 7).unwrap();
         assert_eq!((me.at, me.applied_seq), ((1.5, 2.5), 1));
-        game.handle(ToWorld::Leave { session: 7 });
+        game.handle(ToWorld::Leave {
+            session: 7,
+            claim: None,
+        });
         game.tick(Instant::now());
         let job = game.snapshot_job().unwrap();
         assert!(job.clients.is_empty());

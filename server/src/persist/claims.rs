@@ -253,6 +253,17 @@ impl Claimed {
     pub fn login(&self) -> u64 {
         self.login
     }
+
+    /// The account claimed.
+    pub(super) fn account(&self) -> &str {
+        &self.account
+    }
+
+    /// Drops the guard without giving the claim back: a new session of this process takes
+    /// the account over ([`crate::persist::Persist::save_then_release`]'s claims).
+    pub(super) fn hand_over(mut self) {
+        self.released = None;
+    }
 }
 
 impl Drop for Claimed {

@@ -36,7 +36,7 @@ fn world_got(world: &mut mpsc::Receiver<ToWorld>, session: u64) -> (Option<Answe
         Ok(ToWorld::Join { reply, .. }) => Some(reply),
         _ => None,
     };
-    let left = matches!(world.try_recv(), Ok(ToWorld::Leave { session: s }) if s == session);
+    let left = matches!(world.try_recv(), Ok(ToWorld::Leave { session: s, .. }) if s == session);
     (reply, left)
 }
 

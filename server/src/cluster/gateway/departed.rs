@@ -5,18 +5,27 @@
 //! character would go on from an older save, and the late save would be skipped as older
 //! than the new login's (the store's save order): the minutes before the logout lost.
 //!
-//! A zone saves a character that leaves with its epoch plus one, newer than every other
+//! A zone saves a character that leaves with its epoch plus two, newer than every other
 //! save of that login. So the gateway, which knows the login and the newest epoch it saw,
 //! knows the order of that last save, and whether the store holds it: when the loaded
 //! record is older, the character goes on from where the gateway last saw it (its last
 //! frame, at most a tick or two before the zone's save), and the new login's saves make
-//! that durable. A login through another gateway does not know this; it goes on from the
-//! store's record, as before.
+//! that durable.
+//!
+//! For a login through another gateway, this gateway also saves where it last saw the
+//! character, at the epoch plus one (below the zone's save of the leave, which wins when
+//! it reaches the store), and gives the account's claim back only once that save is
+//! written ([`crate::persist::Persist::save_then_release`]): the other gateway, which
+//! waits for the claim, then loads at least that.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use store::SaveOrder;
+use tracing::warn;
+
+use super::{Player, Router};
+use crate::persist::{Claimed, Persist};
 
 /// How long the gateway remembers where a departed character was: longer than a zone is
 /// expected to stay cut off from the store with its saves waiting.
@@ -63,7 +72,7 @@ impl Departures {
         }
         let order = SaveOrder {
             session: login,
-            epoch: epoch.saturating_add(1),
+            epoch: epoch.saturating_add(2),
         };
         let departed = Departed {
             at,
@@ -121,6 +130,43 @@ impl Departures {
     }
 }
 
+impl Router {
+    /// Saves, through `persist`, where each character that logs out was last seen, before
+    /// its account's claim is given back ([`Router::save_last_seen`]).
+    pub(crate) fn keep_last_seen(&mut self, persist: Persist, map: String) {
+        self.store = Some((persist, map));
+    }
+
+    /// Hands the store a save of where `player`'s last frame showed its character, ordered
+    /// just below its zone's save of the leave (epoch + 2: the zone's own, when it reaches
+    /// the store, wins), and the session's `claim` to give back once that is written: a
+    /// login through another gateway waits for the claim and then loads at least this,
+    /// even while the zone cannot reach the store.
+    pub(super) fn save_last_seen(&self, player: &Player, claim: Claimed) {
+        let Some((persist, map)) = &self.store else {
+            return;
+        };
+        if player.login == 0 {
+            return;
+        }
+        let save = store::Save {
+            account: player.account.clone(),
+            name: player.account.clone(),
+            pos: [player.at.0, player.at.1],
+            map: map.clone(),
+            now_ms: crate::persist::now_ms(),
+            order: Some(store::SaveOrder {
+                session: player.login,
+                epoch: player.epoch.saturating_add(1),
+            }),
+        };
+        if !persist.save_then_release(save, claim) {
+            let account = &player.account;
+            warn!(%account, "the store writer is backed up; the last position was not saved");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,9 +185,11 @@ mod tests {
             (order(6, 9), true),
             (order(7, 2), true),
             (order(7, 3), true),
-            // The leave's own save (epoch 3 + 1), and anything newer.
-            (order(7, 4), false),
+            // The gateway's own save of where it last saw the character (epoch 3 + 1).
+            (order(7, 4), true),
+            // The zone's save of the leave (epoch 3 + 2), and anything newer.
             (order(7, 5), false),
+            (order(7, 6), false),
             (order(8, 0), false),
         ];
         for (stored, resumed) in cases {

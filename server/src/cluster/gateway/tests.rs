@@ -217,7 +217,10 @@ fn joins_and_leaves_are_not_dropped_when_inputs_fill_the_bus_queue() {
     for session in 10..20 {
         answers.push(ask(&mut router, session, &format!("p{session}")));
     }
-    router.handle(ToWorld::Leave { session: 1 });
+    router.handle(ToWorld::Leave {
+        session: 1,
+        claim: None,
+    });
     assert!(router.outbox.backlog() > 0);
     // A login after the leave waits behind it.
     let _bob = ask(&mut router, 30, "bob");
@@ -275,7 +278,10 @@ fn logins_are_refused_while_the_backlog_is_full_and_leaves_still_wait() {
         "a login was taken with the backlog full"
     );
     // Ada logs out: her leave waits behind the joins.
-    router.handle(ToWorld::Leave { session: 1 });
+    router.handle(ToWorld::Leave {
+        session: 1,
+        claim: None,
+    });
     assert_eq!(router.outbox.backlog(), super::outbox::MAX_BACKLOG + 1);
 
     // NATS is back: everything asked for reaches the bus, in order, ada's leave last.
@@ -527,12 +533,14 @@ fn ask_saved(
 #[test]
 fn a_login_after_a_logout_goes_on_from_the_last_position_the_store_lacks() {
     let order = |session, epoch| Some(store::SaveOrder { session, epoch });
-    // Stored: a save of login 7 at epoch 1 (before the leave), the leave's own (epoch 2),
-    // the next login's.
+    // Stored: a save of login 7 at epoch 1 (before the leave), the gateway's own of
+    // where it last saw the character (epoch 2), the zone's of the leave (epoch 3), the
+    // next login's.
     for (stored, goes_on_from) in [
         (None, [8.0, 6.0]),
         (order(7, 1), [8.0, 6.0]),
-        (order(7, 2), [5.0, 5.0]),
+        (order(7, 2), [8.0, 6.0]),
+        (order(7, 3), [5.0, 5.0]),
         (order(8, 0), [5.0, 5.0]),
     ] {
         let (mut router, mut rx) = router(64);
@@ -549,14 +557,20 @@ fn a_login_after_a_logout_goes_on_from_the_last_position_the_store_lacks() {
         router.tick();
         assert!(answer.try_recv().unwrap().is_ok());
         while rx.try_recv().is_ok() {}
-        router.handle(ToWorld::Leave { session: 1 });
+        router.handle(ToWorld::Leave {
+            session: 1,
+            claim: None,
+        });
         assert_eq!(said(&mut rx), [Said::Leave(WEST_LEAVE.to_owned(), id)]);
         // Logs in again (login 8), the store holding `stored`.
         let (again, _answer) = ask_saved(&mut router, &mut rx, (2, "ada", 8), stored);
         assert_eq!(again.at, goes_on_from, "stored {stored:?}");
         assert_eq!(again.login, 8);
         // Used once: a third login goes by the store.
-        router.handle(ToWorld::Leave { session: 2 });
+        router.handle(ToWorld::Leave {
+            session: 2,
+            claim: None,
+        });
         while rx.try_recv().is_ok() {}
         let (third, _answer) = ask_saved(&mut router, &mut rx, (3, "ada", 9), order(7, 1));
         assert_eq!(third.at, [5.0, 5.0]);

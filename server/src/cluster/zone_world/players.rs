@@ -135,10 +135,11 @@ impl ZoneWorld {
             ) {
                 player.last_saved = None;
                 let pos = [body.pos.x, body.pos.y];
-                // A leave's save carries the epoch plus one: newer than every save this
-                // login made, so that a gateway can tell whether the store holds it yet
-                // (`gateway::departed`).
-                let order = player.order(real.epoch.saturating_add(1));
+                // A leave's save carries the epoch plus two: newer than every save this
+                // login made, the gateway's save of where it last saw the character
+                // (epoch plus one) included, so that the gateway can tell whether the
+                // store holds it yet (`gateway::departed`).
+                let order = player.order(real.epoch.saturating_add(2));
                 saver.record(
                     &player.account,
                     &player.account,
@@ -405,7 +406,7 @@ mod tests {
 
     /// A zone's saves carry their order: the login the gateway numbered and the
     /// character's epoch here, from a join or a handoff; the save of a leave, the epoch
-    /// after (newer than every other save of that login).
+    /// plus two (newer than every other save of that login).
     #[test]
     fn a_zones_saves_carry_the_login_and_the_epoch() {
         use std::sync::Arc as StdArc;
@@ -478,7 +479,7 @@ mod tests {
             order("p1"),
             Some(SaveOrder {
                 session: 7,
-                epoch: 4
+                epoch: 5
             })
         );
         assert_eq!(
