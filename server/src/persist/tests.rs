@@ -1,5 +1,6 @@
 //! The writer's tests: saves the store refuses, damaged records, an unreachable store.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -238,6 +239,54 @@ fn a_claim_nobody_holds_is_released() {
     state.tend_claims();
     assert_eq!(held(&state), ["bob".to_owned()].into());
     drop(again);
+}
+
+/// A claim handed over with a save is given back once the save is written, and not
+/// before; a login of the account meanwhile takes the claim over instead (the ended
+/// session's guard does not give back, later, the claim the new session holds).
+#[test]
+fn a_claim_handed_with_a_save_goes_back_once_the_save_is_written() {
+    let (store, written) = Scripted::new(&[]);
+    let (mut state, _) = state(Box::new(store));
+    let holder = claims::Holder {
+        name: "gw1 1".to_owned(),
+        earlier: None,
+    };
+    state.claims = Some(claims::Claims::new(holder, claims::Released::default()));
+    let held = |state: &State| state.claims.as_ref().unwrap().held();
+    let claim = |state: &mut State, account: &str| {
+        let (reply, mut answer) = oneshot::channel();
+        let account = account.to_owned();
+        state.take(Request::Claim { account, reply });
+        answer.try_recv().unwrap().unwrap().expect("a free account")
+    };
+    let last_seen = |account: &str| Save {
+        account: account.to_owned(),
+        name: account.to_owned(),
+        pos: [3.0, 4.0],
+        map: "m".to_owned(),
+        now_ms: 1,
+        order: None,
+    };
+    for login_again in [false, true] {
+        let ada = claim(&mut state, "ada");
+        state.take(Request::SaveThenRelease {
+            save: last_seen("ada"),
+            claim: ada,
+        });
+        state.tend_claims();
+        assert_eq!(held(&state), ["ada".to_owned()].into(), "before the write");
+        let again = login_again.then(|| claim(&mut state, "ada"));
+        state.write();
+        state.release_saved();
+        state.tend_claims();
+        assert!(written.lock().unwrap().contains(&"ada".to_owned()));
+        let want: BTreeSet<String> = again.iter().map(|_| "ada".to_owned()).collect();
+        assert_eq!(held(&state), want, "logged in again: {login_again}");
+        drop(again);
+        state.tend_claims();
+        assert!(held(&state).is_empty());
+    }
 }
 
 /// A store whose answers a test sets, and which records what it took.
