@@ -4,7 +4,7 @@
 //! these: a gateway speaks the client protocol of the rest of this crate.
 //!
 //! Every payload is one [`BusMessage`], encoded by [`crate::codec::encode_bus`]: a version
-//! byte ([`BUS_VERSION`]: 3 since joins and handoffs carry the login's number) and the
+//! byte ([`BUS_VERSION`]: 4 since gateways tell zones of claims superseded elsewhere) and the
 //! message in the same encoding as the client protocol, at most
 //! [`crate::codec::MAX_BUS_BYTES`]. Entity ids
 //! ([`NetId`]) are cluster-wide: a body keeps its id when it moves between zones, and its
@@ -18,7 +18,7 @@ use crate::messages::{Command, EntityKind, Motion, NetId};
 /// The bus protocol's version, the first byte of every payload. A process refuses
 /// payloads of another version (counted and logged), so zones and gateways of one cluster
 /// must be upgraded together.
-pub const BUS_VERSION: u8 = 3;
+pub const BUS_VERSION: u8 = 4;
 
 /// Everything that travels on the bus.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -44,6 +44,22 @@ pub enum BusMessage {
     /// characters of a gateway it has not heard from for a while, or that has started
     /// again since it minted their ids (its players' sessions are gone with it).
     GatewayAlive(GatewayAlive),
+    /// A gateway saw a real claim on a body in this zone's frame and a newer one (a higher
+    /// epoch) in another zone's, on `mmo.zone.NAME.leave`: the zone drops its claim if it
+    /// is still older (not saved: the newer claim's saves win; not forwarded). Zones that
+    /// are neighbours settle this between them from each other's frames; zones that are
+    /// not (a claim left behind while a partial partition hid it from the gateway, which
+    /// asked for the character again) hear it only from the gateway.
+    Superseded(Superseded),
+}
+
+/// A claim superseded by a newer one elsewhere ([`BusMessage::Superseded`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Superseded {
+    /// The body.
+    pub id: NetId,
+    /// The epoch of the newer claim: a claim below it is dropped.
+    pub epoch: u32,
 }
 
 /// A gateway's heartbeat: which gateway of the cluster file, and which start of it. The

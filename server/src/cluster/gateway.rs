@@ -20,6 +20,7 @@ mod bus_io;
 mod departed;
 mod joins;
 mod outbox;
+mod superseded;
 #[cfg(test)]
 mod tests;
 
@@ -170,6 +171,8 @@ pub(crate) struct Router {
     /// The store and the map's name, for the saves of where characters that logged out
     /// were last seen ([`Router::keep_last_seen`]).
     store: Option<(Persist, String)>,
+    /// When each zone was last told of a superseded claim, by id ([`superseded::tell`]).
+    told: HashMap<(NetId, String), Instant>,
 }
 
 /// The tables [`Router::tick`] merges the zones' frames with, cleared every tick.
@@ -183,6 +186,8 @@ struct Merge {
     owner: HashMap<NetId, (u32, (f32, f32))>,
     /// Per live frame, which of its bodies won their id.
     winners: Vec<Vec<bool>>,
+    /// Real claims that a newer real claim elsewhere supersedes: (frame, id, newer epoch).
+    superseded: Vec<(u32, NetId, u32)>,
 }
 
 impl Router {
@@ -251,6 +256,7 @@ impl Router {
             last_frame: None,
             departures: Departures::default(),
             store: None,
+            told: HashMap::new(),
         }
     }
 
@@ -537,6 +543,7 @@ impl Router {
         {
             self.alive_at = Some(now);
             self.departures.expire(now);
+            superseded::forget_old(&mut self.told, now);
             // Never dropped (a zone takes a gateway silent for a while for gone, and
             // removes its players' characters).
             self.outbox.control(GatewayOut::Publish(
@@ -559,6 +566,7 @@ impl Router {
         merge.best.clear();
         merge.applied.clear();
         merge.owner.clear();
+        merge.superseded.clear();
         // The newest claim of each id over every live zone.
         for (f, frame) in live.iter().enumerate() {
             for (k, body) in frame.bodies.iter().enumerate() {
@@ -568,7 +576,12 @@ impl Router {
                     .best
                     .entry(body.id)
                     .and_modify(|best| {
-                        let (epoch, was_real, _, _) = *best;
+                        let (epoch, was_real, bf, _) = *best;
+                        if real && was_real && body.epoch != epoch {
+                            let older = if body.epoch < epoch { f as u32 } else { bf };
+                            let newer = body.epoch.max(epoch);
+                            merge.superseded.push((older, body.id, newer));
+                        }
                         if body.epoch > epoch || (body.epoch == epoch && real && !was_real) {
                             *best = claim;
                         }
@@ -577,6 +590,13 @@ impl Router {
             }
             merge.applied.extend(frame.applied.iter().copied());
         }
+        superseded::tell(
+            &mut self.outbox,
+            &live,
+            &merge.superseded,
+            &mut self.told,
+            now,
+        );
         // Each id's winning claim, marked where it stands, so the frame keeps the zones'
         // order of bodies.
         merge.winners.resize(live.len(), Vec::new());

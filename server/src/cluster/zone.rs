@@ -364,6 +364,7 @@ async fn listen(
             BusMessage::Join(join) => ZoneIn::Join(join, reply),
             BusMessage::Input(input) => ZoneIn::Input(input),
             BusMessage::Leave(leave) => ZoneIn::Leave(leave.id),
+            BusMessage::Superseded(newer) => ZoneIn::Superseded(newer.id, newer.epoch),
             BusMessage::Handoff(handoff) => ZoneIn::Handoff(Box::new(handoff), reply),
             // Only the cluster file's gateways, each under its own name.
             BusMessage::GatewayAlive(alive)

@@ -41,6 +41,9 @@ pub(crate) enum ZoneIn {
     Input(protocol::bus::PlayerInput),
     /// A player left.
     Leave(NetId),
+    /// A gateway saw a newer real claim on this body elsewhere, at this epoch
+    /// ([`protocol::bus::Superseded`]).
+    Superseded(NetId, u32),
     /// A neighbour hands over a body; answer on `reply`.
     Handoff(Box<Handoff>, Option<String>),
     /// The answer to a handoff this zone sent (`None`: none came in time).
@@ -351,6 +354,7 @@ impl ZoneWorld {
                 }
             }
             ZoneIn::Leave(id) => self.leave(id),
+            ZoneIn::Superseded(id, epoch) => self.superseded(id, epoch),
             ZoneIn::Handoff(handoff, reply) => self.offered(handoff, reply),
             ZoneIn::HandoffAnswer { id, epoch, ack } => return self.answered(id, epoch, ack),
             ZoneIn::GatewayAlive { index, incarnation } => {
@@ -549,6 +553,19 @@ impl ZoneWorld {
             ));
         }
         (out, said)
+    }
+
+    /// Drops our real claim on `id` if it is older than `epoch`, which a gateway saw in
+    /// another zone's frame (one that may not be a neighbour: its frames never reach us).
+    /// Not saved: the newer claim's saves win over ours anyway.
+    fn superseded(&mut self, id: NetId, epoch: u32) {
+        if self.reals.get(&id).is_some_and(|real| real.epoch < epoch)
+            && let Some(real) = self.reals.remove(&id)
+        {
+            let (zone, ours) = (&self.spec.name, real.epoch);
+            warn!(%zone, ?id, ours, newer = epoch, "a gateway saw a newer claim; ours is dropped");
+            self.inputs.push(Input::Despawn(real.local));
+        }
     }
 
     /// Mirrors the neighbours' bodies within the ghost band; drops our real claims that a

@@ -2,7 +2,7 @@
 //! router puts on the bus queue.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use navmesh_builder::load::build_source;
 use navmesh_builder::pipeline::SourceKind;
@@ -575,4 +575,59 @@ fn a_login_after_a_logout_goes_on_from_the_last_position_the_store_lacks() {
         let (third, _answer) = ask_saved(&mut router, &mut rx, (3, "ada", 9), order(7, 1));
         assert_eq!(third.at, [5.0, 5.0]);
     }
+}
+
+/// Of two real claims on one id in the zones' frames, the zone of the older one is told
+/// it is superseded (at most once a second while the frames show both); frames that
+/// agree tell nobody anything.
+#[test]
+fn a_zone_holding_an_older_real_claim_is_told_it_is_superseded() {
+    let (mut router, mut rx) = router(64);
+    let id = NetId {
+        index: super::PLAYER_BIT | 3,
+        generation: 1,
+    };
+    let frame = |zone: &str, epoch: u32, custody: Custody| {
+        let GatewayIn::Frame(mut frame) = west_frame(&[id]) else {
+            unreachable!()
+        };
+        frame.zone = zone.to_owned();
+        frame.bodies[0].epoch = epoch;
+        frame.bodies[0].custody = custody;
+        GatewayIn::Frame(frame)
+    };
+    let superseded = |rx: &mut mpsc::Receiver<GatewayOut>| {
+        let mut told = Vec::new();
+        while let Ok(out) = rx.try_recv() {
+            if let GatewayOut::Publish(subject, BusMessage::Superseded(s)) = out {
+                told.push((subject, s.id, s.epoch));
+            }
+        }
+        told
+    };
+    // East holds it in flight, west real: nothing to tell.
+    router.on_bus(frame("west", 1, Custody::Real));
+    router.on_bus(frame("east", 2, Custody::InFlight));
+    router.tick();
+    assert!(superseded(&mut rx).is_empty());
+    // East holds it real at a far newer epoch (the gateway asked for it again): west is
+    // told, once a second.
+    router.on_bus(frame("east", 4097, Custody::Real));
+    router.tick();
+    assert_eq!(superseded(&mut rx), [(WEST_LEAVE.to_owned(), id, 4097)]);
+    router.tick();
+    assert!(superseded(&mut rx).is_empty());
+    for told in router.told.values_mut() {
+        *told -= Duration::from_secs(1);
+    }
+    router.tick();
+    assert_eq!(superseded(&mut rx).len(), 1);
+    // West dropped it.
+    let GatewayIn::Frame(mut west) = west_frame(&[]) else {
+        unreachable!()
+    };
+    west.tick = 2;
+    router.on_bus(GatewayIn::Frame(west));
+    router.tick();
+    assert!(superseded(&mut rx).is_empty());
 }

@@ -52,6 +52,7 @@ fn droppable(message: &ZoneIn) -> bool {
         ZoneIn::Input(_) | ZoneIn::Frame(_) => true,
         ZoneIn::Join(..)
         | ZoneIn::Leave(_)
+        | ZoneIn::Superseded(..)
         | ZoneIn::Handoff(..)
         | ZoneIn::HandoffAnswer { .. }
         | ZoneIn::Announced

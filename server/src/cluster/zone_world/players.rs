@@ -492,4 +492,37 @@ mod tests {
         drop(store);
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// A gateway that saw a newer real claim on a character elsewhere (a zone that is no
+    /// neighbour of this one) has this zone drop its claim, only while it is older.
+    #[test]
+    fn a_claim_a_gateway_saw_superseded_is_dropped_only_while_older() {
+        let mut zone = zone();
+        let joined = JoinRequest {
+            epoch: 5,
+            ..request(1, [15.0, 15.0])
+        };
+        let id = joined.id;
+        zone.join(joined, None);
+        zone.tick();
+        assert_eq!(zone.reals.get(&id).map(|r| r.epoch), Some(5));
+        let bodies = |zone: &ZoneWorld| zone.world.bodies().count();
+        let before = bodies(&zone);
+        // Not newer: kept.
+        for epoch in [3, 5] {
+            zone.handle(ZoneIn::Superseded(id, epoch));
+            zone.tick();
+            assert!(zone.reals.contains_key(&id), "dropped for epoch {epoch}");
+        }
+        // Newer: dropped, its body with it; no leave is forwarded anywhere.
+        zone.handle(ZoneIn::Superseded(id, 5 + 4096));
+        let (_, out) = zone.tick();
+        assert!(!zone.reals.contains_key(&id));
+        assert_eq!(bodies(&zone), before - 1);
+        assert!(
+            !out.iter()
+                .any(|o| matches!(o, ZoneOut::Publish(_, BusMessage::Leave(_)))),
+            "{out:?}"
+        );
+    }
 }
