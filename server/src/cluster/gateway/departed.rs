@@ -10,7 +10,9 @@
 //! knows the order of that last save, and whether the store holds it: when the loaded
 //! record is older, the character goes on from where the gateway last saw it (its last
 //! frame, at most a tick or two before the zone's save), and the new login's saves make
-//! that durable.
+//! that durable. (The gateway's own save below does not cover this: the new session's
+//! load can reach the store writer before the router has handled the old session's leave,
+//! whereas the router handles the leave before the new session's join.)
 //!
 //! For a login through another gateway, this gateway also saves where it last saw the
 //! character, at the epoch plus one (below the zone's save of the leave, which wins when
