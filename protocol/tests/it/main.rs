@@ -6,6 +6,7 @@
 
 mod codec;
 mod examples;
+mod limits;
 mod reuse;
 mod snapshots;
 mod strategies;
