@@ -1,6 +1,7 @@
 //! What both targets check of a mesh the builder made: its file round trip, and that
 //! point location, rays and paths for several radii answer without panicking, with paths
-//! that start and end where asked and are no shorter than the straight line.
+//! whose length is the sum of their segments and no shorter than the line between their
+//! ends, and which, for a point (radius 0), start and end where asked.
 
 use navmesh::{NavMesh, NavMeshQuery, Point};
 
@@ -19,11 +20,15 @@ impl Bytes<'_> {
     }
 }
 
+fn span(a: Point, b: Point) -> f64 {
+    ((b.x - a.x).powi(2) + (b.y - a.y).powi(2)).sqrt()
+}
+
 pub fn check_mesh(mesh: &NavMesh, bytes: &mut Bytes<'_>) {
     let again = navmesh::decode(&navmesh::encode(mesh)).expect("an encoded mesh decodes");
     assert_eq!(again.triangles(), mesh.triangles());
     let bounds = mesh.bounds();
-    let mut point = |bytes: &mut Bytes<'_>| {
+    let point = |bytes: &mut Bytes<'_>| {
         let fx = f64::from(bytes.next()) / 255.0;
         let fy = f64::from(bytes.next()) / 255.0;
         Point::new(
@@ -38,15 +43,29 @@ pub fn check_mesh(mesh: &NavMesh, bytes: &mut Bytes<'_>) {
         let _ = mesh.raycast(start, goal);
         for radius in [0.0, 0.25, 0.5, 1.5] {
             query.set_corner_graph(bytes.next() & 1 == 1);
-            if let Ok(path) = query.find_path(mesh, start, goal, radius) {
-                let first = path.points.first().expect("a path has a start");
-                let last = path.points.last().expect("a path has a goal");
-                assert!(first.x.is_finite() && last.y.is_finite());
-                let straight = ((goal.x - start.x).powi(2) + (goal.y - start.y).powi(2)).sqrt();
-                assert!(
-                    path.length + 1e-6 >= straight.min(path.length),
-                    "a path of {} for a straight line of {straight}",
-                    path.length
+            let Ok(path) = query.find_path(mesh, start, goal, radius) else {
+                continue;
+            };
+            let points = &path.points;
+            let (first, last) = (points[0], points[points.len() - 1]);
+            let walked: f64 = points.windows(2).map(|w| span(w[0], w[1])).sum();
+            let tolerance = 1e-6 * walked.max(1.0);
+            assert!(
+                (walked - path.length).abs() <= tolerance,
+                "a path of {} whose segments add up to {walked}",
+                path.length
+            );
+            assert!(
+                path.length + tolerance >= span(first, last),
+                "a path of {} between ends {} apart",
+                path.length,
+                span(first, last)
+            );
+            if radius == 0.0 {
+                assert_eq!(
+                    (first, last),
+                    (start, goal),
+                    "a point's path ends where asked"
                 );
             }
         }
