@@ -403,12 +403,10 @@ impl State {
     /// Claims `account` for this process ([`claims::Claims::claim`]); without claims,
     /// a guard that gives nothing back.
     fn claim(&mut self, account: &str) -> Result<Option<Claimed>, LoadError> {
-        // A claim of this account kept until an ended session's save is written is this
-        // login's now, not given back later (the save is still written, and loads find it
+        // A claim of this account kept until an ended session's save is written gives
+        // nothing back once this login's claim takes its place; should this claim fail,
+        // it is given back when the save is written, as before (loads find the save
         // pending meanwhile).
-        if let Some(at) = self.releasing.iter().position(|c| c.account() == account) {
-            self.releasing.swap_remove(at).hand_over();
-        }
         let Some(claims) = self.claims.as_mut() else {
             return Ok(Some(Claimed::new(None, account, 0)));
         };

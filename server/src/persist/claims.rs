@@ -27,9 +27,10 @@ const RENEW_EVERY: Duration = Duration::from_secs(5);
 /// How soon it tries again when a renewal failed.
 const RETRY_RENEW: Duration = Duration::from_secs(1);
 
-/// Accounts whose sessions ended, for the writer to release: a list the sessions push to
-/// (never full, never blocking) and the writer empties.
-pub(super) type Released = Arc<Mutex<Vec<String>>>;
+/// Claims whose sessions ended, for the writer to release: each account with the number
+/// of the claim ([`Claims::claim`] numbers them in the process); a list the sessions push
+/// to (never full, never blocking) and the writer empties.
+pub(super) type Released = Arc<Mutex<Vec<(String, u64)>>>;
 
 /// Who claims: this process start's name in the store's claims, unique among the
 /// processes sharing it.
@@ -100,9 +101,15 @@ pub(super) struct Claims {
     holder: String,
     /// The earlier starts' prefix, until their claims are taken over.
     earlier: Option<String>,
-    /// The accounts held, each with what tells its session should another process take
-    /// it (the claim lapsed while the store was out of reach).
-    held: BTreeMap<String, watch::Sender<bool>>,
+    /// The accounts held, each with its newest claim's number and what tells that
+    /// claim's session should another process take it (the claim lapsed while the store
+    /// was out of reach).
+    held: BTreeMap<String, Held>,
+    /// The number of the next claim: each claim of this process has its own, so that a
+    /// session's claim given back after a newer login of its account (a logout and a
+    /// login within a tick, or a logout's claim kept until its save is written) is told
+    /// apart from the newer one, which stays.
+    next: u64,
     renewed: Instant,
     /// [`RENEW_EVERY`], or [`RETRY_RENEW`] after a renewal failed.
     renew_every: Duration,
@@ -115,6 +122,7 @@ impl Claims {
             holder: holder.name,
             earlier: holder.earlier,
             held: BTreeMap::new(),
+            next: 0,
             renewed: Instant::now(),
             renew_every: RENEW_EVERY,
             released,
@@ -122,9 +130,10 @@ impl Claims {
     }
 
     /// Claims `account` for this process: its session's guard, or `None` while another
-    /// process holds it. Claims given back before are released first, so that a session
-    /// of the same account that ended just before this login does not release, later, the
-    /// claim this one takes.
+    /// process holds it. The account may be held already, by a session that ended (its
+    /// guard not dropped yet, or kept until its save is written): the new claim takes its
+    /// place, and the ended session's guard, dropped later, gives nothing back. Should the
+    /// store not answer, the account stays as it was held.
     pub(super) fn claim(
         &mut self,
         store: &mut dyn CharacterStore,
@@ -145,8 +154,17 @@ impl Claims {
             return Ok(None);
         };
         let (lost, lost_rx) = watch::channel(false);
-        self.held.insert(account.to_owned(), lost);
+        let number = self.next;
+        self.next += 1;
+        self.held.insert(
+            account.to_owned(),
+            Held {
+                claim: number,
+                lost,
+            },
+        );
         let mut claimed = Claimed::new(Some(Arc::clone(&self.released)), account, login);
+        claimed.claim = number;
         claimed.lost = Some(lost_rx);
         Ok(Some(claimed))
     }
@@ -164,11 +182,11 @@ impl Claims {
             Ok(renewed) => {
                 self.renew_every = RENEW_EVERY;
                 let renewed: BTreeSet<String> = renewed.into_iter().collect();
-                self.held.retain(|account, lost| {
+                self.held.retain(|account, held| {
                     let kept = renewed.contains(account);
                     if !kept {
                         warn!(%account, "another process took this account's lapsed claim");
-                        lost.send_replace(true);
+                        held.lost.send_replace(true);
                     }
                     kept
                 });
@@ -180,15 +198,24 @@ impl Claims {
         }
     }
 
-    /// Releases the claims whose sessions ended.
+    /// Releases the claims whose sessions ended, unless a newer claim of the account took
+    /// their place (the store holds one claim an account, the newer session's now).
     fn release_ended(&mut self, store: &mut dyn CharacterStore) {
-        let ended =
+        let given_back =
             std::mem::take(&mut *self.released.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut ended = Vec::with_capacity(given_back.len());
+        for (account, claim) in given_back {
+            if self
+                .held
+                .get(&account)
+                .is_some_and(|held| held.claim == claim)
+            {
+                self.held.remove(&account);
+                ended.push(account);
+            }
+        }
         if ended.is_empty() {
             return;
-        }
-        for account in &ended {
-            self.held.remove(account);
         }
         if let Err(err) = store.release_claims(&self.holder, &ended) {
             debug!(%err, accounts = ended.len(), "claims not released; they lapse");
@@ -211,12 +238,22 @@ impl Claims {
     }
 }
 
+/// One account held by a process: its newest claim.
+struct Held {
+    /// The claim's number in the process.
+    claim: u64,
+    /// Turns `true` should another process take the account.
+    lost: watch::Sender<bool>,
+}
+
 /// A session's claim on its account, given back when dropped.
 #[derive(Debug)]
 pub struct Claimed {
     /// Where to give it back; `None` when the process claims nothing in the store.
     released: Option<Released>,
     account: String,
+    /// Its number in the process ([`Claims::claim`]).
+    claim: u64,
     login: u64,
     /// Turns `true` should another process take the account ([`Claimed::lost`]).
     lost: Option<watch::Receiver<bool>>,
@@ -227,6 +264,7 @@ impl Claimed {
         Claimed {
             released,
             account: account.to_owned(),
+            claim: 0,
             login,
             lost: None,
         }
@@ -258,12 +296,6 @@ impl Claimed {
     pub(super) fn account(&self) -> &str {
         &self.account
     }
-
-    /// Drops the guard without giving the claim back: a new session of this process takes
-    /// the account over ([`crate::persist::Persist::save_then_release`]'s claims).
-    pub(super) fn hand_over(mut self) {
-        self.released = None;
-    }
 }
 
 impl Drop for Claimed {
@@ -272,7 +304,7 @@ impl Drop for Claimed {
             released
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .push(std::mem::take(&mut self.account));
+                .push((std::mem::take(&mut self.account), self.claim));
         }
     }
 }

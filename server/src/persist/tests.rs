@@ -495,3 +495,156 @@ async fn a_panicking_gateway_leaves_its_claims_to_lapse() {
         drop(claimed);
     }
 }
+
+/// Each claimed account's holder, as a [`ClaimBook`] keeps them.
+type Book = Arc<Mutex<BTreeMap<String, String>>>;
+
+/// A store that keeps claims as PostgreSQL does (one holder an account; the holder may
+/// claim again) and fails every call while `down` is set.
+struct ClaimBook {
+    claims: Book,
+    down: Arc<AtomicBool>,
+}
+
+impl ClaimBook {
+    fn new() -> (ClaimBook, Book, Arc<AtomicBool>) {
+        let book = ClaimBook {
+            claims: Arc::default(),
+            down: Arc::default(),
+        };
+        let (claims, down) = (Arc::clone(&book.claims), Arc::clone(&book.down));
+        (book, claims, down)
+    }
+
+    fn reached(&self) -> Result<(), StoreError> {
+        match self.down.load(Ordering::Relaxed) {
+            true => Err(unavailable()),
+            false => Ok(()),
+        }
+    }
+}
+
+impl CharacterStore for ClaimBook {
+    fn load(&mut self, _: &str) -> Result<Option<Character>, StoreError> {
+        self.reached().map(|()| None)
+    }
+
+    fn save_batch(&mut self, _: &[Save]) -> Result<usize, StoreError> {
+        self.reached().map(|()| 0)
+    }
+
+    fn ping(&mut self) -> Result<(), StoreError> {
+        self.reached()
+    }
+
+    fn all(&mut self) -> Result<Vec<Character>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    fn claim(
+        &mut self,
+        account: &str,
+        holder: &str,
+        _: Duration,
+    ) -> Result<Option<u64>, StoreError> {
+        self.reached()?;
+        let mut claims = self.claims.lock().unwrap();
+        let taken = claims.get(account).is_some_and(|by| by != holder);
+        if !taken {
+            claims.insert(account.to_owned(), holder.to_owned());
+        }
+        Ok((!taken).then_some(1))
+    }
+
+    fn release_claims(&mut self, holder: &str, accounts: &[String]) -> Result<(), StoreError> {
+        self.reached()?;
+        let mut claims = self.claims.lock().unwrap();
+        claims.retain(|account, by| by != holder || !accounts.contains(account));
+        Ok(())
+    }
+}
+
+fn claim_book_state() -> (State, Book, Arc<AtomicBool>) {
+    let (book, claims, down) = ClaimBook::new();
+    let (mut state, _) = state(Box::new(book));
+    let holder = claims::Holder {
+        name: "gw1 1".to_owned(),
+        earlier: None,
+    };
+    state.claims = Some(claims::Claims::new(holder, claims::Released::default()));
+    (state, claims, down)
+}
+
+fn ask_claim(state: &mut State, account: &str) -> Result<Option<Claimed>, LoadError> {
+    let (reply, mut answer) = oneshot::channel();
+    let account = account.to_owned();
+    state.take(Request::Claim { account, reply });
+    answer.try_recv().expect("the writer answers at once")
+}
+
+/// A session's claim travels to the world thread and drops there up to a tick after the
+/// session ended: a login of the same account in that time claims first, and the ended
+/// session's guard, dropped after it, must leave the new login's claim held, in the
+/// process and in the store (else another process could log the account in as well).
+#[test]
+fn an_ended_sessions_claim_dropped_after_the_next_login_leaves_that_login_claimed() {
+    let (mut state, book, _) = claim_book_state();
+    let ended = ask_claim(&mut state, "ada")
+        .unwrap()
+        .expect("a free account");
+    let live = ask_claim(&mut state, "ada")
+        .unwrap()
+        .expect("held by this process");
+    drop(ended);
+    state.tend_claims();
+    let held = state.claims.as_ref().unwrap().held();
+    assert_eq!(
+        held,
+        ["ada".to_owned()].into(),
+        "the process gave the claim up"
+    );
+    assert!(
+        book.lock().unwrap().contains_key("ada"),
+        "the store's claim was released"
+    );
+    drop(live);
+    state.tend_claims();
+    assert!(state.claims.as_ref().unwrap().held().is_empty());
+    assert!(
+        book.lock().unwrap().is_empty(),
+        "the live session's claim is given back"
+    );
+}
+
+/// A logout while the store is down keeps the account's claim until the save is written;
+/// a login of the account meanwhile, refused because the store is down, must not leave
+/// the claim held with no session (it would be renewed, and the account refused by every
+/// other process, for as long as this one runs).
+#[test]
+fn a_login_refused_while_the_store_is_down_leaves_no_claim_behind() {
+    let (mut state, book, down) = claim_book_state();
+    let ada = ask_claim(&mut state, "ada")
+        .unwrap()
+        .expect("a free account");
+    down.store(true, Ordering::Relaxed);
+    state.take(Request::SaveThenRelease {
+        save: save("ada", [1.0, 2.0]),
+        claim: ada,
+    });
+    state.write();
+    assert!(matches!(
+        ask_claim(&mut state, "ada"),
+        Err(LoadError::Unavailable)
+    ));
+    down.store(false, Ordering::Relaxed);
+    state.retry_at = None;
+    state.write();
+    state.release_saved();
+    state.tend_claims();
+    let held = state.claims.as_ref().unwrap().held();
+    assert!(held.is_empty(), "held with no session: {held:?}");
+    assert!(
+        book.lock().unwrap().is_empty(),
+        "the store still holds the claim"
+    );
+}
