@@ -156,6 +156,10 @@ pub(crate) struct ZoneWorld {
     frames: BTreeMap<String, (ZoneFrame, Instant)>,
     /// Where bodies went, so late inputs and leaves follow them.
     handed_to: HashMap<NetId, (String, u64)>,
+    /// Players whose leave came while their body was not real here (offered to or taken
+    /// over from a neighbour), with the tick: should the body become real here after all
+    /// (the offer refused, or the body still spawning), it leaves then.
+    left: HashMap<NetId, u64>,
     inputs: Vec<Input>,
     /// What each of this tick's spawning inputs is for, with its place in `inputs`.
     spawning: Vec<(usize, Spawning)>,
@@ -220,6 +224,7 @@ impl ZoneWorld {
             ghosts: HashMap::new(),
             frames: BTreeMap::new(),
             handed_to: HashMap::new(),
+            left: HashMap::new(),
             inputs: Vec::new(),
             spawning: Vec::new(),
             leaving: Vec::new(),
@@ -406,7 +411,8 @@ impl ZoneWorld {
             .reals
             .get(&handoff.id)
             .map(|r| r.epoch)
-            .or_else(|| self.in_flight.get(&handoff.id).map(|f| f.epoch));
+            .or_else(|| self.in_flight.get(&handoff.id).map(|f| f.epoch))
+            .or_else(|| self.spawning_epoch(handoff.id));
         let why = if held.is_some_and(|epoch| epoch >= handoff.epoch) {
             Some(format!("epoch {} is not newer than ours", handoff.epoch))
         } else if !carried(&handoff.body).is_valid() {
@@ -460,11 +466,12 @@ impl ZoneWorld {
                     if let Some(player) = player.as_mut() {
                         player.last_saved = None;
                     }
-                    self.reals.insert(
+                    let epoch = flight.epoch.saturating_add(1);
+                    self.make_real(
                         id,
                         Real {
                             local,
-                            epoch: flight.epoch.saturating_add(1),
+                            epoch,
                             player,
                         },
                     );
@@ -526,6 +533,8 @@ impl ZoneWorld {
         self.hand_over();
         self.handed_to
             .retain(|_, (_, at)| self.ticks.saturating_sub(*at) < REMEMBER_HANDED_TICKS);
+        self.left
+            .retain(|_, at| self.ticks.saturating_sub(*at) < REMEMBER_HANDED_TICKS);
         if self.ticks.is_multiple_of(SAVE_EVERY_TICKS) {
             self.save_moved();
         }

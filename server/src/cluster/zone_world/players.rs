@@ -151,14 +151,18 @@ impl ZoneWorld {
                 saver.flush();
             }
             self.inputs.push(Input::Despawn(real.local));
-        } else if let Some(flight) = self.in_flight.get(&id) {
-            let to = flight.to.clone();
-            self.forward(
-                &to,
-                Verb::Leave,
-                BusMessage::Leave(protocol::bus::PlayerLeave { id }),
-            );
-        } else if let Some((to, _)) = self.handed_to.get(&id).cloned() {
+            return;
+        }
+        // Not real here: offered to a neighbour (which may refuse it, and then it is taken
+        // back), handed over, or taken over and spawning this tick. The leave follows it,
+        // and is remembered should the body become real here after all
+        // ([`ZoneWorld::make_real`]).
+        let to = (self.in_flight.get(&id).map(|flight| flight.to.clone()))
+            .or_else(|| self.handed_to.get(&id).map(|(to, _)| to.clone()));
+        if to.is_some() || self.spawning_epoch(id).is_some() {
+            self.left.insert(id, self.ticks);
+        }
+        if let Some(to) = to {
             self.forward(
                 &to,
                 Verb::Leave,

@@ -6,12 +6,52 @@ use protocol::NetId;
 use sim::EntityId;
 use tracing::{debug, error, info, warn};
 
+use sim::Input;
+
 use super::{Player, Real, Spawning, ZoneWorld};
 
 impl ZoneWorld {
     /// Notes what the input just queued spawns a body for.
     pub(super) fn spawned_for(&mut self, what: Spawning) {
         self.spawning.push((self.inputs.len() - 1, what));
+    }
+
+    /// The newest epoch at which body `id` is spawning this tick (joining, taken over or
+    /// taken back), if it is.
+    pub(super) fn spawning_epoch(&self, id: NetId) -> Option<u32> {
+        let epochs = self.spawning.iter().filter_map(|(_, what)| match what {
+            Spawning::Join(request, _) if request.id == id => Some(request.epoch),
+            Spawning::Adopt(handoff, _) if handoff.id == id => Some(handoff.epoch),
+            Spawning::TakeBack(taken, epoch, _) if *taken == id => Some(*epoch),
+            _ => None,
+        });
+        epochs.max()
+    }
+
+    /// Makes `real` this zone's body `id`. Should a body hold the id already (two offers
+    /// of one body, or an offer and a join, spawned in one tick), the one of the older
+    /// epoch is removed from the world: one id, one body. Should its player have left
+    /// while the body was not real here, it leaves now, saved where it stands.
+    pub(super) fn make_real(&mut self, id: NetId, real: Real) {
+        let removed = match self.reals.remove(&id) {
+            Some(held) if held.epoch > real.epoch => {
+                let local = real.local;
+                self.reals.insert(id, held);
+                Some(local)
+            }
+            held => {
+                self.reals.insert(id, real);
+                held.map(|held| held.local)
+            }
+        };
+        if let Some(local) = removed {
+            warn!(zone = %self.spec.name, ?id, "two bodies for one id: the older epoch's is removed");
+            self.inputs.push(Input::Despawn(local));
+        }
+        if self.left.remove(&id).is_some() {
+            info!(zone = %self.spec.name, ?id, "a player that left while in flight leaves here");
+            self.leave(id);
+        }
     }
 
     /// Pairs this tick's spawned bodies with what they were spawned for, by the place of
@@ -43,8 +83,9 @@ impl ZoneWorld {
                 }
                 Spawning::Join(request, reply) => {
                     info!(zone = %self.spec.name, id = ?request.id, account = %request.account, "player joined");
-                    self.reals.insert(
-                        request.id,
+                    let (id, reply) = (request.id, reply);
+                    self.make_real(
+                        id,
                         Real {
                             local,
                             epoch: request.epoch,
@@ -58,7 +99,7 @@ impl ZoneWorld {
                             }),
                         },
                     );
-                    self.answer_join(reply, request.id, None);
+                    self.answer_join(reply, id, None);
                 }
                 Spawning::Adopt(handoff, reply) => {
                     debug!(zone = %self.spec.name, id = ?handoff.id, from = %handoff.from, "body taken over");
@@ -70,14 +111,12 @@ impl ZoneWorld {
                         pending: None,
                         last_saved: None,
                     });
-                    self.reals.insert(
-                        handoff.id,
-                        Real {
-                            local,
-                            epoch: handoff.epoch,
-                            player,
-                        },
-                    );
+                    let real = Real {
+                        local,
+                        epoch: handoff.epoch,
+                        player,
+                    };
+                    self.make_real(handoff.id, real);
                     self.answer_handoff(reply, (handoff.id, handoff.epoch), None);
                 }
                 Spawning::Ghost(id, epoch) => {
@@ -89,7 +128,7 @@ impl ZoneWorld {
                     if let Some(player) = player.as_mut() {
                         player.last_saved = None;
                     }
-                    self.reals.insert(
+                    self.make_real(
                         id,
                         Real {
                             local,

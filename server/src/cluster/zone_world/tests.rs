@@ -241,3 +241,122 @@ fn a_frame_from_a_zone_the_file_does_not_name_is_ignored() {
     zone.tick();
     assert_eq!(zone.ghosts.len(), 1, "east's body is a ghost here");
 }
+
+/// A body as a neighbour offers it: `kind` standing at `pos` in west's region.
+fn offer(id: NetId, epoch: u32, kind: EntityKind, pos: [f32; 2]) -> ZoneIn {
+    use protocol::bus::{CarriedBody, CarriedBrain, Handoff, HandoffPlayer};
+    let player = (kind == EntityKind::Player).then(|| HandoffPlayer {
+        account: "bo".to_owned(),
+        applied_seq: 0,
+        login: 0,
+    });
+    let body = CarriedBody {
+        kind,
+        brain: CarriedBrain::Idle,
+        pos,
+        vel: [0.0, 0.0],
+        radius_m: 0.4,
+        speed_mps: 1.5,
+        goal: None,
+        direction: None,
+        path: Vec::new(),
+        heading: None,
+        motion: Motion::Idle,
+        patrol_next: 0,
+        stalled_ticks: 0,
+        best_goal_dist: 0.0,
+    };
+    let from = "east".to_owned();
+    ZoneIn::Handoff(
+        Box::new(Handoff {
+            from,
+            id,
+            epoch,
+            player,
+            body,
+        }),
+        None,
+    )
+}
+
+/// A player who leaves while its character is offered to the neighbour: the leave goes
+/// on to the neighbour, which refuses the offer (or never answers); the character taken
+/// back leaves then, answered before the next tick or after it.
+#[test]
+fn a_leave_while_offered_holds_when_the_neighbour_does_not_take_the_body() {
+    for ticks_before_the_answer in [0, 1] {
+        let mut zone = west();
+        zone.npcs_to_place.clear();
+        zone.handle(east_frame(1, [35.0, 15.0]));
+        zone.handle(join_at([23.0, 10.0]));
+        zone.tick();
+        let (&id, flight) = zone.in_flight.iter().next().expect("offered to east");
+        let epoch = flight.epoch;
+        zone.handle(ZoneIn::Leave(id));
+        for tick in 2..2 + ticks_before_the_answer {
+            zone.handle(east_frame(tick, [35.0, 15.0]));
+            zone.tick();
+        }
+        zone.handle(ZoneIn::HandoffAnswer {
+            id,
+            epoch,
+            ack: None,
+        });
+        for tick in 4..7 {
+            zone.handle(east_frame(tick, [35.0, 15.0]));
+            zone.tick();
+        }
+        let players: Vec<_> = bodies(&zone)
+            .into_iter()
+            .filter(|b| b.0 == Kind::Player)
+            .collect();
+        assert!(
+            !zone.reals.contains_key(&id) && !zone.in_flight.contains_key(&id),
+            "answered after {ticks_before_the_answer} ticks: still held"
+        );
+        assert!(players.is_empty(), "a character nobody plays: {players:?}");
+    }
+}
+
+/// The leave a neighbour passes on with its offer, both taken before one tick (the body
+/// still spawning here): the body leaves as soon as it is made.
+#[test]
+fn a_leave_that_comes_with_the_offer_holds() {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    zone.tick();
+    let id = NetId {
+        index: PLAYER_BIT | 3,
+        generation: 1,
+    };
+    zone.handle(offer(id, 1, EntityKind::Player, [17.0, 10.0]));
+    zone.handle(ZoneIn::Leave(id));
+    zone.tick();
+    zone.tick();
+    assert!(!zone.reals.contains_key(&id), "the character stayed");
+    assert!(bodies(&zone).is_empty(), "{:?}", bodies(&zone));
+}
+
+/// Two offers of one body taken before one tick (this zone's thread was slow: the
+/// neighbour's first offer timed out, it took the body back and offered it again at a
+/// newer epoch), in either order: one body in the world, at the newer epoch.
+#[test]
+fn two_offers_of_one_body_in_one_tick_make_one_body() {
+    let id = NetId {
+        index: (2 << 24) | 7,
+        generation: 9,
+    };
+    for epochs in [[1, 3], [3, 1]] {
+        let mut zone = west();
+        zone.npcs_to_place.clear();
+        zone.tick();
+        for epoch in epochs {
+            zone.handle(offer(id, epoch, EntityKind::Npc, [17.0, 10.0]));
+        }
+        zone.tick();
+        zone.tick();
+        assert_eq!(zone.reals.len(), 1);
+        assert_eq!(zone.reals[&id].epoch, 3, "offers at epochs {epochs:?}");
+        assert_eq!(bodies(&zone).len(), 1, "offers at epochs {epochs:?}");
+    }
+}
