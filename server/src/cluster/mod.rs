@@ -221,6 +221,9 @@ pub enum ClusterError {
         /// The most there may be.
         most: u64,
     },
+    /// The store is not a PostgreSQL URL, or a malformed one.
+    #[error("store: {0}")]
+    Store(String),
     /// Two rectangles overlap.
     #[error("zones {0:?} and {1:?} overlap")]
     Overlap(String, String),
@@ -327,6 +330,12 @@ impl ClusterFile {
             if got > most {
                 return Err(ClusterError::TooMany { what, got, most });
             }
+        }
+        // Checked here, so that a zone's or a gateway's error names the file and the key.
+        if let Some(url) = &self.store
+            && let Err(err) = url.parse::<store::StoreSpec>()
+        {
+            return Err(ClusterError::Store(err.to_string()));
         }
         let band = self.ghost_band_m;
         if !(band.is_finite() && band >= MIN_GHOST_BAND_M) {
@@ -481,6 +490,11 @@ region = [128, 0, 256, 257]
             ClusterFile::from_toml(&short_band),
             Err(ClusterError::GhostBand(10.0))
         );
+        let mysql = TWO.replace("nats =", "store = \"mysql://db/game\"\nnats =");
+        let err = ClusterFile::from_toml(&mysql).unwrap_err();
+        assert!(matches!(err, ClusterError::Store(_)), "{err}");
+        assert!(err.to_string().starts_with("store: "), "{err}");
+        assert!(err.to_string().contains("mysql://db/game"), "{err}");
         assert!(matches!(
             ClusterFile::from_toml("nats = 3"),
             Err(ClusterError::Parse(_))
