@@ -254,6 +254,10 @@ pub fn decode_frame_payload<M: FrameMessage>(payload: &[u8]) -> Result<M, Decode
 #[derive(Debug, Default)]
 pub struct FrameReader {
     buffer: Vec<u8>,
+    /// Where the next frame starts in `buffer`: the frames read are dropped at the next
+    /// push, all at once, so that many small frames in one push cost their length and not
+    /// their number times the buffer's.
+    start: usize,
 }
 
 impl FrameReader {
@@ -264,21 +268,24 @@ impl FrameReader {
 
     /// Appends received bytes.
     pub fn push(&mut self, bytes: &[u8]) {
+        self.buffer.drain(..self.start);
+        self.start = 0;
         self.buffer.extend_from_slice(bytes);
     }
 
     /// The next whole frame's message, `Ok(None)` when more bytes are needed.
     pub fn next_message<M: FrameMessage>(&mut self) -> Result<Option<M>, DecodeError> {
-        let Some(header) = self.buffer.first_chunk::<FRAME_HEADER_BYTES>() else {
+        let unread = &self.buffer[self.start..];
+        let Some(header) = unread.first_chunk::<FRAME_HEADER_BYTES>() else {
             return Ok(None);
         };
         let len = frame_payload_len(*header)?;
         let end = FRAME_HEADER_BYTES + len;
-        if self.buffer.len() < end {
+        if unread.len() < end {
             return Ok(None);
         }
-        let message = decode_frame_payload(&self.buffer[FRAME_HEADER_BYTES..end]);
-        self.buffer.drain(..end);
+        let message = decode_frame_payload(&unread[FRAME_HEADER_BYTES..end]);
+        self.start += end;
         message.map(Some)
     }
 }

@@ -116,7 +116,10 @@ async fn read_request(recv: &mut RecvStream) -> Result<String, WtError> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 2048];
     loop {
-        while let Some((kind, payload, used)) = h3::take_frame(&buf)? {
+        // The frames skipped are dropped once a read, not one by one: a stream of tiny
+        // frames costs its length, not its length times the buffer's.
+        let mut at = 0;
+        while let Some((kind, payload, used)) = h3::take_frame(&buf[at..])? {
             if kind == h3::FRAME_HEADERS {
                 let fields = qpack::decode(payload).map_err(h3::RequestError::from)?;
                 return Ok(h3::check_request(&fields)?);
@@ -124,8 +127,9 @@ async fn read_request(recv: &mut RecvStream) -> Result<String, WtError> {
             if !h3::is_extension_frame(kind) {
                 return Err(h3::RequestError::NotHeaders(kind).into());
             }
-            buf.drain(..used);
+            at += used;
         }
+        buf.drain(..at);
         match recv.read(&mut chunk).await {
             Ok(Some(n)) => buf.extend_from_slice(&chunk[..n]),
             Ok(None) | Err(_) => return Err(WtError::Lost),
