@@ -8,6 +8,7 @@
 
 mod crash;
 mod embedded;
+mod faults;
 mod postgres;
 mod spec;
 mod suite;
