@@ -9,6 +9,7 @@ use std::time::Duration;
 use postgres::error::SqlState;
 use postgres::{Client, Config, GenericClient, NoTls, Row, Statement};
 
+use crate::error::Cause;
 use crate::{Character, CharacterStore, Save, SaveOrder, StoreError, validate_batch};
 
 mod claims;
@@ -91,7 +92,7 @@ impl PostgresStore {
         let target = redact_url(url);
         let open_error = |source: postgres::Error| StoreError::Open {
             target: target.clone(),
-            source: source.into(),
+            source: told(source),
         };
         let mut config: Config = url.parse().map_err(open_error)?;
         if config.get_connect_timeout().is_none() {
@@ -124,7 +125,7 @@ impl PostgresStore {
                 .and_then(Conn::prepare)
                 .map_err(|source| StoreError::Unavailable {
                     target: self.target.clone(),
-                    source: source.into(),
+                    source: told(source),
                 })?,
         };
         let conn = self.conn.insert(conn);
@@ -346,7 +347,7 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
     let failed = |version: i32| {
         move |e: postgres::Error| StoreError::Migration {
             version,
-            source: e.into(),
+            source: told(e),
         }
     };
     let mut tx = client.transaction().map_err(failed(latest))?;
@@ -451,15 +452,62 @@ fn classify(target: &str, error: postgres::Error) -> StoreError {
     if retryable {
         StoreError::Unavailable {
             target,
-            source: error.into(),
+            source: told(error),
         }
     } else {
         StoreError::Backend {
             target,
-            source: error.into(),
+            source: told(error),
         }
     }
 }
+
+/// A PostgreSQL error as a cause that says what went wrong: `postgres::Error` displays
+/// only "db error" for whatever the server said, and "error connecting to server" for
+/// whatever failed on the way.
+fn told(error: postgres::Error) -> Cause {
+    Box::new(Told(error))
+}
+
+/// A PostgreSQL error displayed in full: the server's severity, code and message, with
+/// its detail and the table and constraint it names; or, for an error of the client, its
+/// causes.
+#[derive(Debug)]
+struct Told(postgres::Error);
+
+impl std::fmt::Display for Told {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(db) = self.0.as_db_error() else {
+            write!(f, "{}", self.0)?;
+            let mut cause = std::error::Error::source(&self.0);
+            while let Some(error) = cause {
+                write!(f, ": {error}")?;
+                cause = error.source();
+            }
+            return Ok(());
+        };
+        write!(
+            f,
+            "{} {}: {}",
+            db.severity(),
+            db.code().code(),
+            db.message()
+        )?;
+        if let Some(detail) = db.detail() {
+            write!(f, " ({detail})")?;
+        }
+        if let Some(table) = db.table() {
+            write!(f, "; table {table}")?;
+        }
+        if let Some(constraint) = db.constraint() {
+            write!(f, "; constraint {constraint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Its causes are in its text.
+impl std::error::Error for Told {}
 
 fn has_io_source(error: &postgres::Error) -> bool {
     let mut source = std::error::Error::source(error);

@@ -384,3 +384,21 @@ fn a_session_is_numbered_above_the_saves_before_it() {
     assert_eq!(store.claim("ada", "gw1 1", long).unwrap(), Some(42));
     assert_eq!(store.claim("bob", "gw1 1", long).unwrap(), Some(1));
 }
+
+/// An error of the server says what the server said (its code, message and the table and
+/// constraint it names), not only "db error".
+#[test]
+fn a_refusal_says_what_the_server_said() {
+    let pg = Postgres::new();
+    let mut store = pg.open();
+    pg.sql()
+        .batch_execute("ALTER TABLE characters ADD CONSTRAINT no_bob CHECK (account <> 'bob')")
+        .unwrap();
+    let err = store.save_batch(&[save("bob", [1.0, 1.0], 1)]).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("23514") && text.contains("no_bob") && text.contains("characters"),
+        "{text}"
+    );
+    assert!(!err.is_retryable(), "{text}");
+}
