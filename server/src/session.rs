@@ -325,8 +325,9 @@ async fn join_world(
 
 /// Hands the world a join and waits for its answer, at most `deadline` and no longer
 /// than `closed` takes. A session that gives up tells the world it left, so that the
-/// character, should it be placed after all, is taken out again (best effort: a full
-/// inbox drops that, and the world takes out a character whose answer finds no one).
+/// character, should it be placed after all, is taken out again: the answer may have been
+/// sent just as the session gave up, so the leave waits for room in a full inbox rather
+/// than be dropped (the world also takes out a character whose answer finds no one).
 async fn await_join(
     world: &mpsc::Sender<ToWorld>,
     session: SessionId,
@@ -355,10 +356,11 @@ async fn await_join(
         },
         () = closed => NotJoined::Closed,
     };
-    let _ = world.try_send(ToWorld::Leave {
+    let leave = ToWorld::Leave {
         session,
         claim: None,
-    });
+    };
+    let _ = world.send(leave).await;
     Err(gave_up)
 }
 

@@ -128,3 +128,58 @@ fn a_damaged_character_is_not_told_to_try_again() {
     assert_eq!(end.reason, DisconnectReason::Internal);
     assert!(end.text.contains("unavailable; try again"), "{}", end.text);
 }
+
+/// The world answers the join (the character is a player now) just as the connection
+/// closes, while other sessions fill the world's inbox: whichever the session sees first,
+/// a session that gives up must say it left, so that the character does not stay in the
+/// world with nobody playing it (its account free again for a second one).
+#[tokio::test]
+async fn a_join_answered_as_the_connection_closes_leaves_through_a_full_inbox() {
+    for round in 0..32 {
+        let (tx, mut world) = mpsc::channel(2);
+        let (close, closed) = oneshot::channel::<()>();
+        let closed = async {
+            let _ = closed.await;
+        };
+        let mut waiting = tokio::spawn({
+            let tx = tx.clone();
+            async move { await_join(&tx, 3, join(3), Duration::from_secs(3600), closed).await }
+        });
+        let Some(ToWorld::Join { reply, .. }) = world.recv().await else {
+            panic!("no join");
+        };
+        for other in [90, 91] {
+            let leave = ToWorld::Leave {
+                session: other,
+                claim: None,
+            };
+            assert!(tx.try_send(leave).is_ok(), "the inbox has room for two");
+        }
+        let entity = NetId {
+            index: 5,
+            generation: 1,
+        };
+        let answered = reply.send(Ok(Joined { entity })).is_ok();
+        let _ = close.send(());
+        // The session runs while the inbox is full; then the world takes its messages, until
+        // the session is done.
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        let mut left = false;
+        let waited = loop {
+            tokio::select! {
+                message = world.recv() => {
+                    left |= matches!(message, Some(ToWorld::Leave { session: 3, .. }));
+                }
+                done = &mut waiting => break done.expect("the session's task"),
+            }
+        };
+        while let Ok(message) = world.try_recv() {
+            left |= matches!(message, ToWorld::Leave { session: 3, .. });
+        }
+        if answered && waited.is_err() {
+            assert!(left, "round {round}: placed, given up, and no leave");
+        }
+    }
+}
