@@ -66,8 +66,9 @@ const MAX_BUS_PER_TICK: usize = 65_536;
 pub(crate) enum GatewayIn {
     /// A zone's frame.
     Frame(Box<ZoneFrame>),
-    /// A zone's answer to a join (`Err`: refused or unanswered).
-    Joined(NetId, Result<String, String>),
+    /// A zone's answer to a join: the character, the zone asked, and the answer (`Err`:
+    /// refused or unanswered, and why).
+    Joined(NetId, String, Result<(), String>),
     /// A character asked for again whose saved state the store could not give: its
     /// session ends with this.
     LoadRefused(NetId, Kick),
@@ -480,10 +481,10 @@ impl Router {
                     );
                 }
             }
-            GatewayIn::Joined(id, answer) => {
+            GatewayIn::Joined(id, zone, answer) => {
                 if let Some(pending) = self.pending.get_mut(&id) {
                     match answer {
-                        Ok(zone) => pending.accepted = Some((zone, Instant::now())),
+                        Ok(()) => pending.accepted = Some((zone, Instant::now())),
                         Err(why) => {
                             if let Some(pending) = self.pending.remove(&id) {
                                 warn!(account = %pending.account, %why, "join refused by its zone");
@@ -499,7 +500,7 @@ impl Router {
                     // An answer to a join asked again after its zone died.
                     player.rejoining = false;
                     match answer {
-                        Ok(zone) => {
+                        Ok(()) => {
                             info!(?id, %zone, "character back after its zone restarted");
                             player.zone = zone;
                             player.missing_since = None;
@@ -511,11 +512,10 @@ impl Router {
                     return;
                 }
                 // Nobody waits for it any more (its join was given up, or its session
-                // left while the zone placed it): the zone lets it go.
-                if let Ok(zone) = answer {
-                    info!(?id, %zone, "a character nobody waits for was placed; it leaves");
-                    joins::leave(&mut self.outbox, &zone, id);
-                }
+                // left while the zone placed it): the zone lets it go, refused or not (a
+                // late or lost answer may hide a placed character).
+                info!(?id, %zone, placed = answer.is_ok(), "a join nobody waits for: it leaves");
+                joins::leave(&mut self.outbox, &zone, id);
             }
             GatewayIn::LoadRefused(id, kick) => {
                 let Some(player) = self.players.values_mut().find(|p| p.id == id) else {

@@ -228,7 +228,7 @@ async fn ask_zone(
             Err(err) => Err(format!("zone {zone}: {err}")),
             Ok(reply) => match bus::decode(&reply.subject, &reply.payload) {
                 Ok(BusMessage::Joined(joined)) => match joined.refused {
-                    None => Ok(zone),
+                    None => Ok(()),
                     Some(why) => Err(format!("zone {zone}: {why}")),
                 },
                 Ok(_) => Err(format!("zone {zone}: not an answer to a join")),
@@ -236,7 +236,7 @@ async fn ask_zone(
             },
         },
     };
-    GatewayIn::Joined(id, answer)
+    GatewayIn::Joined(id, zone, answer)
 }
 
 #[cfg(test)]

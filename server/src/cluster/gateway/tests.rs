@@ -121,7 +121,7 @@ fn live(
     let [Said::Join(id, _)] = said(rx)[..] else {
         panic!("no join on the bus");
     };
-    router.on_bus(GatewayIn::Joined(id, Ok("west".to_owned())));
+    router.on_bus(GatewayIn::Joined(id, "west".to_owned(), Ok(())));
     router.on_bus(west_frame(&[id]));
     router.tick();
     let joined = answer.try_recv().unwrap().unwrap();
@@ -190,7 +190,7 @@ fn a_join_no_zone_answers_is_refused_in_time_and_its_zone_told_to_let_go() {
     assert_eq!(said(&mut rx), [Said::Leave(WEST_LEAVE.to_owned(), id)]);
 
     // The zone placed it after all and says so late: it is told to let it go.
-    router.on_bus(GatewayIn::Joined(id, Ok("west".to_owned())));
+    router.on_bus(GatewayIn::Joined(id, "west".to_owned(), Ok(())));
     assert_eq!(said(&mut rx), [Said::Leave(WEST_LEAVE.to_owned(), id)]);
     assert!(router.players.is_empty());
 }
@@ -326,7 +326,7 @@ fn a_fresh_id_is_never_one_in_use_after_the_counter_comes_round() {
     assert_ne!(cy, ada, "minted the id of a live player");
     assert_ne!(cy, bob, "minted the id of a waiting join");
     // Cy's answer is cy's, not taken for a rejoin of ada.
-    router.on_bus(GatewayIn::Joined(cy, Ok("west".to_owned())));
+    router.on_bus(GatewayIn::Joined(cy, "west".to_owned(), Ok(())));
     router.on_bus(west_frame(&[ada, cy]));
     router.tick();
     assert_eq!(answer.try_recv().unwrap().unwrap().entity, cy);
@@ -547,7 +547,7 @@ fn a_login_after_a_logout_goes_on_from_the_last_position_the_store_lacks() {
         let (request, mut answer) = ask_saved(&mut router, &mut rx, (1, "ada", 7), order(6, 0));
         assert_eq!(request.at, [5.0, 5.0]);
         let id = request.id;
-        router.on_bus(GatewayIn::Joined(id, Ok("west".to_owned())));
+        router.on_bus(GatewayIn::Joined(id, "west".to_owned(), Ok(())));
         // It walks to 8, 6 (epoch 1 in west), and logs out.
         let GatewayIn::Frame(mut frame) = west_frame(&[id]) else {
             unreachable!()
@@ -630,4 +630,29 @@ fn a_zone_holding_an_older_real_claim_is_told_it_is_superseded() {
     router.on_bus(GatewayIn::Frame(west));
     router.tick();
     assert!(superseded(&mut rx).is_empty());
+}
+
+/// A session that leaves while its join waits (its leave may reach the zone before the
+/// join, and be forgotten there), and a zone whose answer comes too late or never (the
+/// request timed out): the zone is told again to let the character go, as when a join
+/// someone waits for is refused.
+#[test]
+fn a_refused_join_nobody_waits_for_still_lets_the_character_go() {
+    let (mut router, mut rx) = router(64);
+    let (_answer, _kicks) = ask(&mut router, 1, "ada");
+    let [Said::Join(id, _)] = said(&mut rx)[..] else {
+        panic!("no join on the bus");
+    };
+    router.handle(ToWorld::Leave {
+        session: 1,
+        claim: None,
+    });
+    assert_eq!(said(&mut rx), [Said::Leave(WEST_LEAVE.to_owned(), id)]);
+    let late = Err("zone west: request timed out".to_owned());
+    router.on_bus(GatewayIn::Joined(id, "west".to_owned(), late));
+    assert_eq!(
+        said(&mut rx),
+        [Said::Leave(WEST_LEAVE.to_owned(), id)],
+        "no leave for a character the zone may hold"
+    );
 }
