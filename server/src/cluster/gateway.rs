@@ -66,8 +66,7 @@ const MAX_BUS_PER_TICK: usize = 65_536;
 pub(crate) enum GatewayIn {
     /// A zone's frame.
     Frame(Box<ZoneFrame>),
-    /// A zone's answer to a join: the character, the zone asked, and the answer (`Err`:
-    /// refused or unanswered, and why).
+    /// A zone's answer to a join: the character, the zone asked, its answer (`Err`: why).
     Joined(NetId, String, Result<(), String>),
     /// A character asked for again whose saved state the store could not give: its
     /// session ends with this.
@@ -435,7 +434,8 @@ impl Router {
                     self.membership.left.push(session);
                 } else if let Some(player) = self.players.remove(&session) {
                     info!(session, account = %player.account, "player left");
-                    joins::leave(&mut self.outbox, &player.zone, player.id);
+                    let (frames, zone) = (&self.frames, &player.zone);
+                    joins::leave_everywhere(&mut self.outbox, frames, zone, player.id);
                     let order = (player.login, player.epoch);
                     let now = Instant::now();
                     self.departures

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use protocol::bus::{BusMessage, PlayerLeave};
+use protocol::bus::{BusMessage, PlayerLeave, ZoneFrame};
 use protocol::{DisconnectReason, NetId};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
@@ -49,6 +49,23 @@ pub(super) fn leave(outbox: &mut Outbox, zone: &str, id: NetId) {
         subject(zone, Verb::Leave),
         BusMessage::Leave(PlayerLeave { id }),
     ));
+}
+
+/// Tells `zone`, and every other zone whose latest frame lists character `id` (real, or
+/// offered to a neighbour), to let it go: a zone whose offer was adopted but whose answer
+/// was lost takes the body back, and must have heard the leave to let it go then.
+pub(super) fn leave_everywhere(
+    outbox: &mut Outbox,
+    frames: &BTreeMap<String, (ZoneFrame, Instant)>,
+    zone: &str,
+    id: NetId,
+) {
+    leave(outbox, zone, id);
+    for (name, (frame, _)) in frames {
+        if name != zone && frame.bodies.iter().any(|body| body.id == id) {
+            leave(outbox, name, id);
+        }
+    }
 }
 
 /// What answering joins changes in the router.

@@ -656,3 +656,37 @@ fn a_refused_join_nobody_waits_for_still_lets_the_character_go() {
         "no leave for a character the zone may hold"
     );
 }
+
+/// A player who logs out while west offers its character to east: east, whose frame shows
+/// it real, and west, whose frame shows it in flight (and which takes it back should
+/// east's answer be lost), are both told to let it go.
+#[test]
+fn a_leave_goes_to_every_zone_whose_frame_shows_the_character() {
+    let (mut router, mut rx) = router(64);
+    let (id, _kicks) = live(&mut router, &mut rx, 1, "ada");
+    let frame = |zone: &str, custody: Custody| {
+        let GatewayIn::Frame(mut frame) = west_frame(&[id]) else {
+            unreachable!()
+        };
+        frame.zone = zone.to_owned();
+        frame.tick = 2;
+        frame.bodies[0].epoch = 2;
+        frame.bodies[0].custody = custody;
+        frame.bodies[0].pos = [20.5, 5.0];
+        GatewayIn::Frame(frame)
+    };
+    router.on_bus(frame("west", Custody::InFlight));
+    router.on_bus(frame("east", Custody::Real));
+    router.tick();
+    assert!(said(&mut rx).is_empty());
+    router.handle(ToWorld::Leave {
+        session: 1,
+        claim: None,
+    });
+    let told = said(&mut rx);
+    assert_eq!(told.len(), 2, "{told:?}");
+    for zone in ["east", "west"] {
+        let leave = Said::Leave(format!("mmo.zone.{zone}.leave"), id);
+        assert!(told.contains(&leave), "{zone} not told: {told:?}");
+    }
+}
