@@ -790,6 +790,7 @@ pub(crate) fn run_loop(
     while let Ok(message) = sessions.try_recv() {
         router.handle(message);
     }
+    router.let_everyone_go();
     router.outbox.finish(FINISH_PATIENCE);
     let panicked = pool.stop();
     if panicked > 0 {

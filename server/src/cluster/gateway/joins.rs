@@ -68,6 +68,22 @@ pub(super) fn leave_everywhere(
     }
 }
 
+impl super::Router {
+    /// Tells the zones to let every character of this gateway go, its players' and those
+    /// of the joins still waiting: the gateway stops, and the sessions the shutdown cut
+    /// short (aborted at the end of the grace period) sent no leave, while their accounts'
+    /// claims are given back as the process ends (a login through another gateway would
+    /// otherwise find the character still in its zone, and place a second one).
+    pub(crate) fn let_everyone_go(&mut self) {
+        for (_, player) in std::mem::take(&mut self.players) {
+            leave_everywhere(&mut self.outbox, &self.frames, &player.zone, player.id);
+        }
+        for (id, pending) in std::mem::take(&mut self.pending) {
+            leave(&mut self.outbox, &pending.zone, id);
+        }
+    }
+}
+
 /// What answering joins changes in the router.
 pub(super) struct Joins<'a> {
     pub(super) pending: &'a mut HashMap<NetId, Pending>,

@@ -690,3 +690,27 @@ fn a_leave_goes_to_every_zone_whose_frame_shows_the_character() {
         assert!(told.contains(&leave), "{zone} not told: {told:?}");
     }
 }
+
+/// A stopping gateway tells the zones to let go of the characters whose sessions the
+/// shutdown cut short (they sent no leave): its players' and those of the joins still
+/// waiting, each once.
+#[test]
+fn a_stopping_gateway_lets_every_character_go() {
+    let (mut router, mut rx) = router(64);
+    let (ada, _kicks) = live(&mut router, &mut rx, 1, "ada");
+    let (_answer, _bo_kicks) = ask(&mut router, 2, "bo");
+    let [Said::Join(bo, _)] = said(&mut rx)[..] else {
+        panic!("no join on the bus");
+    };
+    router.let_everyone_go();
+    let told = said(&mut rx);
+    assert_eq!(told.len(), 2, "{told:?}");
+    for id in [ada, bo] {
+        assert!(
+            told.contains(&Said::Leave(WEST_LEAVE.to_owned(), id)),
+            "{told:?}"
+        );
+    }
+    router.let_everyone_go();
+    assert!(said(&mut rx).is_empty(), "told twice");
+}
