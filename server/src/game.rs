@@ -30,6 +30,7 @@ use crate::sample::SpawnPlacer;
 use crate::snapshots::{ClientTick, Membership, NewViewer, SnapshotJob};
 use spectators::Spectator;
 
+mod departed;
 mod spectators;
 mod world_loop;
 
@@ -176,6 +177,8 @@ pub struct GameConfig {
 struct Client {
     entity: EntityId,
     name: String,
+    /// Its login's number in the store (0: not numbered).
+    login: u64,
     /// Where its character was last handed to the store.
     last_saved: Option<[f32; 2]>,
     /// Newest input sequence taken (applied at the next tick).
@@ -203,6 +206,7 @@ struct PendingJoin {
     session: SessionId,
     claim: Claim,
     name: String,
+    login: u64,
     sink: Box<dyn DatagramSink>,
     kick: mpsc::Sender<Kick>,
     reply: oneshot::Sender<Result<Joined, DisconnectReason>>,
@@ -240,6 +244,8 @@ pub struct Game {
     membership: Membership,
     /// Characters' saves, when the server keeps characters.
     saver: Option<Saver>,
+    /// Where the characters that left lately stood.
+    departed: departed::Departed,
     /// Ticks run, for the save rounds.
     ticks: u64,
     /// Admin requests waiting for the next tick, and the tick times they report.
@@ -323,6 +329,7 @@ impl Game {
             orphans: Vec::new(),
             membership: Membership::default(),
             saver: None,
+            departed: departed::Departed::default(),
             ticks: 0,
             admin: admin::AdminQueue::default(),
             last_frame: None,
@@ -352,7 +359,7 @@ impl Game {
             ToWorld::Join {
                 session,
                 name,
-                login: _,
+                login,
                 resume_at,
                 saved_order: _,
                 spectate,
@@ -372,6 +379,7 @@ impl Game {
                     self.add_spectator(session, name, at, sink, kick, reply);
                     return;
                 }
+                let resume_at = self.departed.resume(&name, login).or(resume_at);
                 let resumed = resume_at.and_then(|p| {
                     let wanted = navmesh::Point::new(f64::from(p.x), f64::from(p.y));
                     let (at, _) = self.world.mesh().nearest_point(wanted, RESUME_SNAP_M)?;
@@ -394,6 +402,7 @@ impl Game {
                     session,
                     claim: Claim::Waiting,
                     name,
+                    login,
                     sink,
                     kick,
                     reply,
@@ -418,29 +427,24 @@ impl Game {
                     client.pending = Some(input.command);
                 }
             }
-            ToWorld::Leave { session, claim: _ } => {
+            ToWorld::Leave { session, claim } => {
                 if let Some(spectator) = self.spectators.remove(&session) {
                     debug!(session, name = %spectator.name, "spectator left");
                     self.membership.acks.remove(&session);
                     self.membership.left.push(session);
-                } else if let Some(mut client) = self.clients.remove(&session) {
+                } else if let Some(client) = self.clients.remove(&session) {
                     debug!(session, name = %client.name, "player left");
+                    if let Some(body) = self.world.body(client.entity) {
+                        self.departed.left(&client.name, body.pos, client.login);
+                    }
                     if let (Some(saver), Some(body)) =
                         (self.saver.as_mut(), self.world.body(client.entity))
                     {
-                        // The last position, saved whether or not it moved since.
-                        client.last_saved = None;
-                        let pos = [body.pos.x, body.pos.y];
-                        // One process saves the character: its saves keep their order.
-                        saver.record(
-                            &client.name,
-                            &client.name,
-                            pos,
-                            None,
-                            &mut client.last_saved,
-                            now_ms(),
-                        );
-                        saver.flush();
+                        // The last position, saved whether or not it moved since, and the
+                        // account's claim in the store kept until it is written. One
+                        // process saves the character: its saves keep their order.
+                        let (name, pos) = (&client.name, [body.pos.x, body.pos.y]);
+                        saver.save_then_release(name, name, pos, claim, now_ms());
                     }
                     self.inputs.push(Input::Despawn(client.entity));
                     self.membership.acks.remove(&session);
@@ -565,6 +569,7 @@ impl Game {
                 Client {
                     entity,
                     name: join.name,
+                    login: join.login,
                     last_saved: None,
                     taken_seq: None,
                     applied_seq: 0,

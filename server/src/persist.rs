@@ -673,6 +673,41 @@ impl Saver {
         );
     }
 
+    /// Saves `account`'s character whose session ended at `pos`, and gives the session's
+    /// claim back once that save is in the store ([`Persist::save_then_release`]): a login
+    /// through another process, which waits for the claim, loads this save. Its saves
+    /// recorded before and not handed over yet are dropped: this one is newer. Should the
+    /// writer's queue be full, the save waits with the others and the claim goes back at
+    /// once; without a claim (a session the store does not claim for), it is recorded
+    /// and offered as any other.
+    pub fn save_then_release(
+        &mut self,
+        account: &str,
+        name: &str,
+        pos: [f32; 2],
+        claim: Option<Claimed>,
+        now_ms: i64,
+    ) {
+        self.unsaved.remove(account);
+        let save = Save {
+            account: account.to_owned(),
+            name: name.to_owned(),
+            pos,
+            map: self.map.clone(),
+            now_ms,
+            order: None,
+        };
+        let Some(claim) = claim else {
+            keep_newest(&mut self.unsaved, save);
+            self.flush();
+            return;
+        };
+        if !self.persist.save_then_release(save.clone(), claim) {
+            keep_newest(&mut self.unsaved, save);
+            self.flush();
+        }
+    }
+
     /// Offers everything recorded to the writer as the world stops, waiting up to
     /// `patience` for room in its queue; returns how many saves it could not hand over
     /// (the writer gone or stuck), which are logged as lost. Without this, saves a full
