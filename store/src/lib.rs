@@ -136,8 +136,8 @@ pub trait CharacterStore: Send {
     /// The saved character of `account`, if any.
     fn load(&mut self, account: &str) -> Result<Option<Character>, StoreError>;
     /// Writes every save in one transaction (all or nothing): insert or update, version + 1.
-    /// Saves of the same account within one batch: the last one wins, version + 1 once per
-    /// batch. An empty batch writes nothing and succeeds. A save whose [`SaveOrder`] is
+    /// Saves of the same account within one batch: the last one wins unless an earlier
+    /// one has a newer [`SaveOrder`], version + 1 once per batch. An empty batch writes nothing and succeeds. A save whose [`SaveOrder`] is
     /// older than the stored character's is skipped; the answer is how many were.
     fn save_batch(&mut self, saves: &[Save]) -> Result<usize, StoreError>;
     /// Cheap liveness check (for `/readyz` and retry loops).
@@ -246,7 +246,8 @@ pub fn open(spec: &StoreSpec) -> Result<Box<dyn CharacterStore>, StoreError> {
     }
 }
 
-/// Checks every save of a batch and keeps the last save of each account, ordered by account.
+/// Checks every save of a batch and keeps the last save of each account (unless an
+/// earlier one of it has a newer order), ordered by account.
 ///
 /// Both stores write the result in this order, so two PostgreSQL writers lock rows in the
 /// same order and cannot deadlock each other.
@@ -254,7 +255,11 @@ pub(crate) fn validate_batch(saves: &[Save]) -> Result<BTreeMap<&str, &Save>, St
     let mut last = BTreeMap::new();
     for save in saves {
         validate(save)?;
-        last.insert(save.account.as_str(), save);
+        let kept: &mut &Save = last.entry(save.account.as_str()).or_insert(save);
+        let newer_kept = matches!((kept.order, save.order), (Some(k), Some(s)) if k > s);
+        if !newer_kept {
+            *kept = save;
+        }
     }
     Ok(last)
 }

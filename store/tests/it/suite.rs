@@ -299,4 +299,10 @@ pub(crate) fn a_save_older_than_the_stored_one_is_skipped(backend: &dyn Backend)
     drop(store);
     let mut other = backend.open();
     assert_eq!(order(&mut other), (5.0, Some((6, 1)), 4));
+    // Of two saves of one batch, the newer by order, whichever comes last.
+    assert_eq!(
+        other.save_batch(&[at(8.0, 7, 5), at(7.0, 7, 3)]).unwrap(),
+        0
+    );
+    assert_eq!(order(&mut other), (8.0, Some((7, 5)), 5));
 }
