@@ -269,7 +269,12 @@ impl History {
     }
 
     /// The client received the snapshot of `tick` (acknowledgements only move forward):
-    /// its view is made, and what can no longer be a baseline is dropped. `members`, bits
+    /// its view is made, and what can no longer be a baseline is dropped. A tick that names
+    /// no snapshot waiting for its acknowledgement (one never sent, not built yet, or older
+    /// than the history) changes nothing: a client cannot have received it, and taking it
+    /// for acknowledged would leave no baseline (and an acknowledgement of a tick far ahead
+    /// would make every true one after it look old, the client's snapshots full for good).
+    /// `members`, bits
     /// over the frame's ranks describing the view of `members_of`, describe the new view
     /// when it is made in that view's memory; else `members_of` becomes `None`.
     pub(crate) fn acknowledge(
@@ -278,7 +283,9 @@ impl History {
         members: &mut [u64],
         members_of: &mut Option<u64>,
     ) {
-        if self.acked.is_some_and(|acked| acked >= tick) {
+        if self.acked.is_some_and(|acked| acked >= tick)
+            || !self.sent.iter().any(|sent| sent.tick == tick)
+        {
             return;
         }
         self.acked = Some(tick);

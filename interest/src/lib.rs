@@ -365,6 +365,33 @@ mod tests {
         assert!(delta.entered.is_empty() && delta.changed.is_empty() && delta.left.is_empty());
     }
 
+    /// An acknowledgement of a tick no snapshot was sent for (ahead of every tick, or one
+    /// skipped) changes nothing: the deltas go on against the last true one, and true ones
+    /// after it count.
+    #[test]
+    fn acknowledgements_of_ticks_never_sent_change_nothing() {
+        let mut scratch = Scratch::default();
+        let me = npc(0, 50.0, 50.0);
+        let mut client = ClientView::new();
+        let f = frame(&[me, npc(1, 55.0, 50.0)]);
+        let baseline = |client: &mut ClientView, scratch: &mut Scratch, tick: u64| {
+            let bytes = client
+                .snapshot(&f, scratch, me.0.id, (50.0, 50.0), (tick, 0), 1100)
+                .unwrap();
+            match protocol::codec::decode_datagram(&bytes).unwrap() {
+                ServerDatagram::Snapshot(s) => s.baseline_tick,
+            }
+        };
+        assert_eq!(baseline(&mut client, &mut scratch, 1), None);
+        client.acknowledge(1);
+        for never_sent in [u64::MAX, 3] {
+            client.acknowledge(never_sent);
+            assert_eq!(baseline(&mut client, &mut scratch, 2), Some(1));
+        }
+        client.acknowledge(2);
+        assert_eq!(baseline(&mut client, &mut scratch, 4), Some(2));
+    }
+
     /// Once warm, a snapshot allocates nothing: the marks, the builder's items and lists,
     /// the views and the datagram are reused (a reused buffer could still grow when a crowd
     /// grows; this one does not).

@@ -48,8 +48,12 @@ struct Reference {
 }
 
 impl Reference {
+    /// An acknowledgement of a tick with no view (never sent, or older than the history)
+    /// changes nothing.
     fn acknowledge(&mut self, tick: u64) {
-        if self.acked.is_some_and(|acked| acked >= tick) {
+        if self.acked.is_some_and(|acked| acked >= tick)
+            || !self.history.iter().any(|(t, _, _)| *t == tick)
+        {
             return;
         }
         self.acked = Some(tick);

@@ -209,8 +209,9 @@
 //!
 //! A snapshot is a delta against the view of the snapshot at `baseline_tick`: the newest
 //! tick the client acknowledged (in an input's `ack_tick`; acknowledgements only move
-//! forward, and an input dropped as stale or over the rate carries none), if the server
-//! still holds that view (it keeps the last 16 it sent, `server::interest::HISTORY`); else
+//! forward, an input dropped as stale or over the rate carries none, and one of a tick the
+//! server sent no snapshot of, or no longer holds, is ignored), if the server still holds
+//! that view (it keeps the last 16 it sent, `server::interest::HISTORY`); else
 //! `None`, against an empty view. It lists entities that entered the view (full state),
 //! changed (position delta in centimetres, and the motion when it changed) or left. To
 //! apply one to its baseline view ([`View::apply`] does this): remove every `left` id,
