@@ -356,7 +356,13 @@ impl AdminQueue {
 impl Game {
     /// Handles one admin request (see the module docs for when it is answered).
     pub(super) fn handle_admin(&mut self, request: AdminRequest) {
+        // A read whose asker gave up (its HTTP connection closed, or it stopped waiting)
+        // is not worked out: the world's inbox may hold many such, from a client that
+        // asks and hangs up in a loop, and each read walks the world. Changes still apply.
         match request {
+            AdminRequest::World(reply) if reply.is_closed() => {}
+            AdminRequest::Sessions(reply) if reply.is_closed() => {}
+            AdminRequest::Entity { reply, .. } if reply.is_closed() => {}
             AdminRequest::World(reply) => {
                 let _ = reply.send(Ok(self.world_info()));
             }
