@@ -35,7 +35,14 @@ pub enum ClientError {
     /// The server sent something this client cannot use.
     #[error("protocol error: {0}")]
     Protocol(String),
+    /// The server did not answer in time (it keeps the connection alive, but says
+    /// nothing).
+    #[error("timed out: {0}")]
+    TimedOut(String),
 }
+
+/// How long [`Client::connect`] waits for the server's welcome after logging in.
+pub const WELCOME_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A client QUIC endpoint on an ephemeral local port that accepts the server certificates
 /// `trust` allows.
@@ -145,7 +152,9 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects, says hello, logs in as `name` and waits for the welcome.
+    /// Connects, says hello, logs in as `name` and waits for the welcome, at most
+    /// [`WELCOME_TIMEOUT`] (a server whose QUIC stack answers keep-alives keeps the
+    /// connection open whatever the server itself does).
     pub async fn connect(
         endpoint: &quinn::Endpoint,
         server: SocketAddr,
@@ -170,7 +179,13 @@ impl Client {
             }
         }
         let mut control = spawn_reader(conn.clone(), recv);
-        let welcome = match control.recv().await {
+        let Ok(answer) = tokio::time::timeout(WELCOME_TIMEOUT, control.recv()).await else {
+            conn.close(0u32.into(), b"no welcome");
+            return Err(ClientError::TimedOut(format!(
+                "no welcome within {WELCOME_TIMEOUT:?} of the login"
+            )));
+        };
+        let welcome = match answer {
             Some(Ok(ServerMessage::Welcome(welcome))) => welcome,
             Some(Ok(ServerMessage::Disconnect { reason, text })) => {
                 return Err(ClientError::Disconnected { reason, text });

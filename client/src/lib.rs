@@ -16,6 +16,7 @@ mod connection;
 pub mod tls;
 
 pub use connection::{
-    Client, ClientError, close_reason, endpoint, endpoint_with_receive_buffer, open,
+    Client, ClientError, WELCOME_TIMEOUT, close_reason, endpoint, endpoint_with_receive_buffer,
+    open,
 };
 pub use tls::{Fingerprint, FingerprintError, Trust};
