@@ -52,9 +52,28 @@ impl Slo {
         Slo::from_toml(&text).with_context(|| format!("SLO file {}", path.display()))
     }
 
-    /// Parses TOML thresholds.
+    /// Parses TOML thresholds. A limit that is not a number at least 0 (TOML takes
+    /// `nan` and `inf`, and nothing is above `nan`) is refused, naming its key.
     pub fn from_toml(text: &str) -> Result<Slo> {
-        toml::from_str(text).map_err(|err| anyhow::anyhow!("{err}"))
+        let slo: Slo = toml::from_str(text).map_err(|err| anyhow::anyhow!("{err}"))?;
+        let limits = [
+            ("snapshot_interval_p99_ms", slo.snapshot_interval_p99_ms),
+            ("rtt_p99_ms", slo.rtt_p99_ms),
+            (
+                "max_bytes_in_per_bot_per_sec",
+                slo.max_bytes_in_per_bot_per_sec,
+            ),
+            ("server_tick_p99_ms", slo.server_tick_p99_ms),
+            ("own_missing_max_ms", slo.own_missing_max_ms),
+        ];
+        for (key, limit) in limits {
+            if let Some(limit) = limit
+                && !(limit.is_finite() && limit >= 0.0)
+            {
+                anyhow::bail!("{key} is {limit}: a limit is a finite number, at least 0");
+            }
+        }
+        Ok(slo)
     }
 
     /// Every threshold the report misses, as a sentence each.
@@ -141,6 +160,17 @@ impl Slo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Nothing is above `nan`: such a limit, or one below 0 or infinite, would gate
+    /// nothing, and is refused with its key.
+    #[test]
+    fn limits_that_are_not_numbers_at_least_0_are_refused() {
+        for bad in ["nan", "inf", "-1.0"] {
+            let err = Slo::from_toml(&format!("rtt_p99_ms = {bad}\n")).unwrap_err();
+            assert!(err.to_string().contains("rtt_p99_ms"), "{bad}: {err}");
+        }
+        assert!(Slo::from_toml("rtt_p99_ms = 0.0\nown_missing_max_ms = 500\n").is_ok());
+    }
 
     #[test]
     fn violations_of_kinds_not_counted_pass_and_the_others_do_not() {
