@@ -266,6 +266,8 @@ pub struct Aggregate {
     pub connected_now: u64,
     /// Bots that ever logged in.
     pub connected_ever: u64,
+    /// Sessions whose end was counted (as dropped, or as lasting the run).
+    pub ended: u64,
     /// Most at once.
     pub peak_connected: u64,
     /// Counters of the current second.
@@ -276,8 +278,9 @@ pub struct Aggregate {
     pub bytes_out: u64,
     /// Snapshots after the warm-up.
     pub snapshots: u64,
-    /// Sum over seconds after the warm-up of bots connected (bot-seconds).
-    pub bot_seconds: u64,
+    /// Sum over seconds after the warm-up of bots connected (bot-seconds), the run's last
+    /// part of a second included.
+    pub bot_seconds: f64,
     /// Whether the warm-up is over.
     pub measuring: bool,
     /// Crossings of every bot that has ended.
@@ -310,12 +313,13 @@ impl Default for Aggregate {
             dropped: BTreeMap::new(),
             connected_now: 0,
             connected_ever: 0,
+            ended: 0,
             peak_connected: 0,
             second: Second::default(),
             bytes_in: 0,
             bytes_out: 0,
             snapshots: 0,
-            bot_seconds: 0,
+            bot_seconds: 0.0,
             measuring: false,
             crossings: 0,
             crossings_per_bot_min: None,

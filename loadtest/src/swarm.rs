@@ -105,6 +105,9 @@ const LOGIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// A session that hears nothing from the server for this long is dropped. The server
 /// sends a snapshot every tick (20 Hz), so this is dozens of missed ticks, not jitter.
 const SILENCE_LIMIT: Duration = Duration::from_secs(3);
+/// A session still silent this long when the run ends is dropped too: a server that
+/// stopped in the run's last seconds must not pass.
+const END_SILENCE: Duration = Duration::from_secs(1);
 /// How often a bot without an input due wakes to check that the server still talks.
 const IDLE_WAKE: Duration = Duration::from_millis(100);
 /// How often a bot moves its samples into the shared aggregate (so the warm-up's end and
@@ -196,7 +199,7 @@ pub async fn run(options: Options) -> Result<Report> {
             second.rtt_p99_ms = Percentiles::of(&agg.second_rtt_us).p99_ms;
             agg.second_rtt_us.reset();
             if agg.measuring {
-                agg.bot_seconds += agg.connected_now;
+                agg.bot_seconds += agg.connected_now as f64;
             }
             agg.measuring = next_second.duration_since(start) >= options.warmup;
             second
@@ -206,6 +209,17 @@ pub async fn run(options: Options) -> Result<Report> {
         next_second += Duration::from_secs(1);
     }
     display.finish();
+    {
+        // The run's last part of a second (a duration that is not whole seconds): its
+        // bytes and snapshots are counted, so its bot-time is too.
+        let last_second = next_second - Duration::from_secs(1);
+        tokio::time::sleep_until(end.into()).await;
+        let mut agg = lock(&shared);
+        if agg.measuring && end > last_second {
+            let tail = end.duration_since(last_second).as_secs_f64();
+            agg.bot_seconds += agg.connected_now as f64 * tail;
+        }
+    }
 
     // Bots leave at the end by themselves (every login gives up at the end); one slow to
     // leave is cut off.
@@ -215,6 +229,17 @@ pub async fn run(options: Options) -> Result<Report> {
     .await;
     tasks.abort_all();
     endpoint.close(0u32.into(), b"load test over");
+    {
+        // Every bot is counted once: a failed login, or a session's end. One that is in
+        // neither (its task panicked, or it had not left when cut off) is a dropped
+        // session too: the run must not pass on it.
+        let mut agg = lock(&shared);
+        let failed: u64 = agg.failed.values().sum();
+        let lost = options.bots.saturating_sub(failed + agg.ended);
+        if lost > 0 {
+            *agg.dropped.entry("bot_lost".to_owned()).or_default() += lost;
+        }
+    }
 
     let server_figures = match (&options.metrics_url, &scraped_start) {
         (Some(url), Some(first)) => {
@@ -229,7 +254,7 @@ pub async fn run(options: Options) -> Result<Report> {
     let agg = lock(&shared);
     // Rates are per connected bot-second after the warm-up, so bots that dropped or joined
     // late count for the time they were there.
-    let bot_secs = (agg.bot_seconds as f64).max(1.0);
+    let bot_secs = agg.bot_seconds.max(1.0);
     Ok(Report {
         server: options.server.to_string(),
         bots: options.bots,
@@ -352,8 +377,13 @@ async fn drive(
         bot = bot.with_targets(targets);
     }
     bot = bot.with_pace(pace);
-    bot.on_welcome(welcome, Instant::now());
-    let mut last_heard = Instant::now();
+    let welcomed = Instant::now();
+    bot.on_welcome(welcome, welcomed);
+    // Silence counts from the last snapshot applied: datagrams that cannot be applied
+    // (their baseline unknown) are not hearing from the server.
+    let silent_for = |bot: &Bot, now: Instant| {
+        now.saturating_duration_since(bot.last_applied.unwrap_or(welcomed))
+    };
     let mut tally = Tally::default();
     // The loop keeps its futures between events: a snapshot datagram (20 a second) wakes
     // it, and only the datagram's read is made again; the timer is moved only when the
@@ -374,9 +404,10 @@ async fn drive(
             () = &mut sleep => {
                 let now = Instant::now();
                 if now >= end {
-                    break None;
+                    break (silent_for(&bot, now) >= END_SILENCE)
+                        .then(|| "server_silent".to_owned());
                 }
-                if now.saturating_duration_since(last_heard) >= SILENCE_LIMIT {
+                if silent_for(&bot, now) >= SILENCE_LIMIT {
                     break Some("server_silent".to_owned());
                 }
                 if let Err(reason) = send_input(&mut bot, now, &conn, &mut tally) {
@@ -387,13 +418,13 @@ async fn drive(
                 datagram.set(conn.read_datagram());
                 match read {
                     Ok(bytes) => {
-                        last_heard = Instant::now();
+                        let now = Instant::now();
                         tally.bytes_in += bytes.len() as u64;
-                        bot.on_datagram(&bytes, last_heard);
+                        bot.on_datagram(&bytes, now);
                         // An input paced by the snapshots goes out with this one's
                         // acknowledgement, without waiting for the timer.
                         if pace == InputPace::Snapshot
-                            && let Err(reason) = send_input(&mut bot, last_heard, &conn, &mut tally)
+                            && let Err(reason) = send_input(&mut bot, now, &conn, &mut tally)
                         {
                             break Some(reason);
                         }
@@ -403,7 +434,6 @@ async fn drive(
             }
             chunk = chunks.recv() => match chunk {
                 Some(bytes) => {
-                    last_heard = Instant::now();
                     tally.bytes_in += bytes.len() as u64;
                     reader.push(&bytes);
                     match answer_frames(&mut bot, &mut reader, &mut send, &mut tally).await {
@@ -437,11 +467,12 @@ async fn drive(
     flush(&mut bot, &mut tally, shared);
     {
         let mut agg = lock(shared);
-        agg.add_bot_totals(&bot, Instant::now());
         agg.connected_now = agg.connected_now.saturating_sub(1);
         if let Some(reason) = dropped {
             *agg.dropped.entry(reason).or_default() += 1;
         }
+        agg.ended += 1;
+        agg.add_bot_totals(&bot, Instant::now());
     }
     // Leave politely; the server closes the connection.
     if let Ok(frame) = encode_frame(&ClientMessage::Leave) {
@@ -618,6 +649,7 @@ fn client_error_reason(err: &ClientError) -> String {
         ClientError::Connect(text) => format!("connect_failed: {text}"),
         ClientError::Closed(text) => format!("closed: {text}"),
         ClientError::Protocol(text) => format!("protocol_error: {text}"),
+        ClientError::TimedOut(_) => "timeout_before_welcome".to_owned(),
     }
 }
 

@@ -175,6 +175,9 @@ pub struct Bot {
     pub snapshots: u64,
     /// Snapshots dropped because their baseline was no longer held.
     pub missing_baselines: u64,
+    /// When the last snapshot was applied (`None`: none yet): datagrams that cannot be
+    /// applied do not count as hearing from the server.
+    pub last_applied: Option<Instant>,
     /// Times the character was seen in another zone than the last it was seen in (0
     /// without borders).
     pub crossings: u64,
@@ -276,6 +279,7 @@ impl Bot {
             samples: Vec::new(),
             snapshots: 0,
             missing_baselines: 0,
+            last_applied: None,
             crossings: 0,
         }
     }
@@ -313,7 +317,9 @@ impl Bot {
                             me.is_some_and(|me| {
                                 e.id != me.id
                                     && distance(e.pos.to_metres(), (x, y))
-                                        <= f32::from(e.radius_cm + me.radius_cm) / 100.0 + 0.2
+                                        <= (f32::from(e.radius_cm) + f32::from(me.radius_cm))
+                                            / 100.0
+                                            + 0.2
                             })
                         })
                         .count()
@@ -389,7 +395,7 @@ impl Bot {
             return;
         };
         match self.history.receive(snapshot) {
-            Ok(Received::Applied) => {}
+            Ok(Received::Applied) => self.last_applied = Some(now),
             Ok(Received::Stale) => {
                 self.samples
                     .push(Sample::Violation(Violation::TickBackwards));

@@ -23,6 +23,8 @@ use protocol::{
 use quinn::crypto::rustls::QuicServerConfig;
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
+mod ends;
+
 /// Runs the built `loadtest` with `args` (plus `--quiet`) and waits for it, at most 30 s.
 async fn loadtest(args: &[&str]) -> Output {
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_loadtest"))
@@ -51,6 +53,15 @@ enum Play {
     /// with a full snapshot every 50 ms; the snapshots of ticks 40 to 45 (2 to 2.3 s) leave
     /// the character out, as a handoff gone wrong would.
     Walker,
+    /// The walker up to this tick, then nothing more (the connection stays open): a
+    /// server that died late in the run.
+    WalkerUntil(u64),
+    /// Snapshots every 50 ms, each a delta against a tick the client never had: heard,
+    /// never applied.
+    Unapplicable,
+    /// Ten full snapshots of the character beside a body of the largest radius, then
+    /// nothing more.
+    GiantThenSilent,
 }
 
 /// A QUIC endpoint on 127.0.0.1 speaking the protocol's ALPN with a fresh self-signed
@@ -120,7 +131,10 @@ fn fake_server(play: Play) -> SocketAddr {
                     Play::Silent | Play::NoWelcome => {
                         conn.closed().await;
                     }
-                    Play::Walker => walk(&conn).await,
+                    Play::Walker => walk(&conn, u64::MAX).await,
+                    Play::WalkerUntil(last) => walk(&conn, last).await,
+                    Play::Unapplicable => ends::unapplicable(&conn).await,
+                    Play::GiantThenSilent => ends::giant(&conn).await,
                 }
             });
         }
@@ -134,11 +148,16 @@ const ME: NetId = NetId {
     generation: 0,
 };
 
-/// [`Play::Walker`]'s session, until the client goes.
-async fn walk(conn: &quinn::Connection) {
+/// [`Play::Walker`]'s session, until the client goes, or up to tick `last` (then it
+/// says nothing more).
+async fn walk(conn: &quinn::Connection, last: u64) {
     let (mut pos, mut target, mut seq) = ((45.0f32, 50.0f32), (45.0f32, 50.0f32), 0u32);
     let mut ticks = tokio::time::interval(Duration::from_millis(50));
     for tick in 1u64.. {
+        if tick > last {
+            conn.closed().await;
+            return;
+        }
         loop {
             tokio::select! {
                 biased;
