@@ -293,13 +293,16 @@ impl Snapshotter {
             }
             viewer.congested_ticks = 0;
             viewer.tokens -= datagram.len() as f64;
-            self.metrics.bytes_out.inc_by(datagram.len() as u64);
-            self.metrics.datagrams_out.inc();
             if self.arena.capacity() < datagram.len() {
                 self.arena = BytesMut::with_capacity(ARENA_BYTES.max(datagram.len()));
             }
             self.arena.extend_from_slice(datagram);
-            viewer.sink.send(self.arena.split().freeze());
+            // A connection that is gone takes nothing: not counted as sent.
+            if !viewer.sink.send(self.arena.split().freeze()) {
+                continue;
+            }
+            self.metrics.bytes_out.inc_by(datagram.len() as u64);
+            self.metrics.datagrams_out.inc();
             let now = Instant::now();
             if let Some(last) = viewer.last_sent.replace(now) {
                 self.metrics.observe_send_interval(now - last);
@@ -475,6 +478,36 @@ pub(crate) mod tests {
             text.contains("mmo_snapshot_send_interval_seconds_bucket{le=\"0.065\"} 0\n"),
             "{text}"
         );
+    }
+
+    /// A connection that is gone takes nothing: what its sink refuses is not counted as
+    /// sent.
+    #[test]
+    fn datagrams_a_gone_connection_refuses_are_not_counted_as_sent() {
+        #[derive(Clone)]
+        struct Gone;
+        impl DatagramSink for Gone {
+            fn max_datagram_size(&self) -> Option<usize> {
+                Some(1_200)
+            }
+            fn send_space(&self) -> usize {
+                usize::MAX
+            }
+            fn send(&self, _: Bytes) -> bool {
+                false
+            }
+        }
+        fn counted(sink: impl DatagramSink + 'static) -> (u64, u64) {
+            let metrics = Arc::new(Metrics::default());
+            let mut served = snapshotter(100_000, 200, Arc::clone(&metrics));
+            let (changes, _kicks) = joining(sink);
+            served.serve(one_client_job(1, Arc::new(frame(1)), changes), 1);
+            (metrics.datagrams_out.get(), metrics.bytes_out.get())
+        }
+        assert_eq!(counted(Gone), (0, 0));
+        let (datagrams, bytes) = counted(Recorder::default());
+        assert_eq!(datagrams, 1);
+        assert!(bytes > 0);
     }
 
     #[test]
