@@ -2,6 +2,7 @@
 //! are counted, never applied.
 
 use super::bodies::Body;
+use super::paths::clear_of_walls;
 use super::{DT_SECS, MAX_RADIUS_M, World, finite, to_point, to_vec};
 use crate::types::{Brain, Input};
 
@@ -36,6 +37,10 @@ impl World {
                 let Some((p, _)) = self.mesh.nearest_point(to_point(*pos), 1e3) else {
                     return false;
                 };
+                // Asked for off the walkable area, it lands on its edge, half inside the
+                // wall, where no wall force pushes an idle body out: it stands clear of the
+                // walls instead, where they leave room.
+                let p = clear_of_walls(&self.mesh, p, f64::from(*radius_m)).unwrap_or(p);
                 let body = Body::new(
                     *kind,
                     brain.clone(),
@@ -96,6 +101,14 @@ impl World {
                 let Some(b) = self.bodies.get_mut(*id).filter(|b| !b.ghost) else {
                     return false;
                 };
+                // The same order again (a client repeating it every tick, as a held button
+                // does): the body goes on along the path it has or waits for. A new search
+                // each time would keep it standing (a body waiting for a path does not
+                // move) and spend the tick's path budget on nothing.
+                let walking = b.path_pending || b.path.len() > b.corner;
+                if b.goal == Some(*goal) && b.direction.is_none() && walking {
+                    return true;
+                }
                 b.direction = None;
                 b.set_goal(*goal, tick);
                 if !b.path_pending {

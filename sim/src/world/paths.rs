@@ -112,10 +112,14 @@ impl World {
                     // A player chose where to go: its path is the shortest, never a
                     // detour round a crowd (`world/congestion.rs` routes the NPCs).
                     query.use_triangle_costs(b.kind != Kind::Player);
-                    if query
-                        .begin_search(&self.mesh, start, to_point(goal), radius)
-                        .is_err()
-                    {
+                    // The goal as a point of the mesh too: a point snapped to the edge of
+                    // the walkable area can fall a hair outside it once rounded to f32
+                    // (the mesh's tests are exact), and the order would be dropped.
+                    let end = match self.mesh.nearest_point(to_point(goal), 1e3) {
+                        Some((p, _)) => p,
+                        None => to_point(goal),
+                    };
+                    if query.begin_search(&self.mesh, start, end, radius).is_err() {
                         longest = longest.max(tick.saturating_sub(queued));
                         self.finish_request(id, goal);
                         continue;
@@ -213,29 +217,45 @@ fn end_where_standable(mesh: &NavMesh, points: &mut [Point], radius: f64) {
     if n < 2 || radius <= 0.0 {
         return;
     }
+    let Some(p) = clear_of_walls(mesh, points[n - 1], radius) else {
+        return;
+    };
+    if p == points[n - 1] || !matches!(mesh.raycast(points[n - 2], p), Ok(navmesh::Raycast::Clear))
+    {
+        return;
+    }
+    points[n - 1] = p;
+}
+
+/// `p`, a point of the walkable area, moved away from the walls until a disc of `radius`
+/// stands there clear of them (a few steps settle corners); `None` when the walls leave
+/// no such room near it. A point on a wall's line (where the nearest wall gives no way
+/// out) steps towards the inside of the triangle it is on first.
+pub(super) fn clear_of_walls(mesh: &NavMesh, p: Point, radius: f64) -> Option<Point> {
     let want = radius * (1.0 + 1e-3);
-    let mut p = points[n - 1];
+    let mut at = p;
     for _ in 0..8 {
-        let Some(hit) = mesh.nearest_wall(p, want) else {
+        let Some(hit) = mesh.nearest_wall(at, want) else {
             break;
         };
         if hit.distance >= want {
             break;
         }
-        let away = p - hit.point;
+        let away = at - hit.point;
         let len = away.length();
         if len <= 1e-9 {
-            return;
+            let (_, tri) = mesh.nearest_point(at, want)?;
+            let inward = mesh.centroid(tri) - at;
+            let l = inward.length();
+            if l <= 1e-9 {
+                return None;
+            }
+            at = at + inward * (want.min(l * 0.5) / l);
+            continue;
         }
-        p = p + away * ((want - hit.distance) / len * (1.0 + 1e-6));
+        at = at + away * ((want - hit.distance) / len * (1.0 + 1e-6));
     }
-    if p == points[n - 1]
-        || mesh.clearance(p, want) < radius
-        || !matches!(mesh.raycast(points[n - 2], p), Ok(navmesh::Raycast::Clear))
-    {
-        return;
-    }
-    points[n - 1] = p;
+    (mesh.locate(at).is_some() && mesh.clearance(at, want) >= radius).then_some(at)
 }
 
 /// Moves each turning point of a path `margin` farther from the wall corner it wraps

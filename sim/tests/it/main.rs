@@ -4,6 +4,7 @@
 // Test setup may panic on failure: that is the report.
 #![allow(clippy::unwrap_used)]
 
+mod commands;
 mod congestion;
 mod crossing;
 mod ghosts;
