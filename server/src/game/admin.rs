@@ -597,15 +597,26 @@ impl Game {
             return Err(AdminRefusal::NotWalkable { x: at.x, y: at.y });
         };
         let centre = Vec2::new(centre.x as f32, centre.y as f32);
-        // A sunflower spiral: one body per disc of the spacing's diameter; the world moves
-        // points that fall off the walkable area to the nearest walkable point.
+        // A sunflower spiral: one body per disc of the spacing's diameter, at the points of
+        // it where a body stands clear of the walls (those off the walkable area or against
+        // a wall are passed over: moved onto the walkable area, they would land on each
+        // other), up to eight times as many points as asked for; fewer may be placed.
         let golden = std::f32::consts::PI * (3.0 - 5f32.sqrt());
-        Ok((0..count)
+        let radius = f64::from(RADIUS_M);
+        let standable = |p: Vec2| {
+            let at = navmesh::Point::new(f64::from(p.x), f64::from(p.y));
+            mesh.locate(at).is_some() && mesh.clearance(at, radius) >= radius
+        };
+        let tries = count.saturating_mul(8).saturating_add(64);
+        Ok((0..tries)
             .map(|i| {
                 let r = SPAWN_SPACING_M * (i as f32).sqrt();
                 let (s, c) = (golden * i as f32).sin_cos();
-                spawn(centre + Vec2::new(r * c, r * s))
+                centre + Vec2::new(r * c, r * s)
             })
+            .filter(|&p| standable(p))
+            .take(count as usize)
+            .map(spawn)
             .collect())
     }
 }

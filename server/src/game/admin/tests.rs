@@ -196,3 +196,38 @@ fn doors_change_after_their_tick_and_spectators_are_sessions() {
     });
     assert_eq!(missing, Err(AdminRefusal::NoSuchSession(9)));
 }
+
+/// NPCs asked for round a point in the arena's narrow corridor: those placed stand clear
+/// of the walls and of each other (the spiral's points beyond the walls are passed over,
+/// not moved onto the walkable area on top of one another).
+#[test]
+fn npcs_spawned_round_a_point_by_a_wall_stand_clear_of_walls_and_each_other() {
+    let mut game = game();
+    let at = Some(Vec2::new(28.0, 15.0));
+    let ids = ask(&mut game, |reply| AdminRequest::SpawnNpcs {
+        count: 20,
+        at,
+        reply,
+    })
+    .unwrap();
+    assert!(!ids.is_empty() && ids.len() <= 20, "{} placed", ids.len());
+    let mesh = game.world().mesh();
+    let spots: Vec<Vec2> = ids
+        .iter()
+        .map(|&id| game.world().body(world_id(id)).unwrap().pos)
+        .collect();
+    for (k, p) in spots.iter().enumerate() {
+        let point = navmesh::Point::new(f64::from(p.x), f64::from(p.y));
+        let clearance = mesh.clearance(point, 1.0);
+        assert!(
+            clearance >= f64::from(RADIUS_M) - 1e-3,
+            "{p:?} is {clearance} m from a wall"
+        );
+        for q in &spots[k + 1..] {
+            assert!(
+                (*p - *q).length() >= 2.0 * RADIUS_M - 1e-3,
+                "{p:?} and {q:?} overlap"
+            );
+        }
+    }
+}
