@@ -52,8 +52,9 @@ struct Cli {
     /// snapshot, as a game client that sends its input every tick.
     #[arg(long, value_enum, default_value_t = InputPace::Timer)]
     input_pace: InputPace,
-    /// The cluster file (TOML); only its [[zones]] are read. Every bot counts the zone
-    /// borders its character crosses, and `--behaviour border` walks across them.
+    /// The cluster file (TOML): its [[zones]], whose borders every bot counts its character
+    /// crossing; `--behaviour border` also reads its `map` and `handoff_margin_m` to walk
+    /// across them.
     #[arg(long, value_name = "FILE")]
     cluster: Option<PathBuf>,
     /// Accept only the server certificate with this SHA-256 fingerprint (the server logs it).

@@ -177,13 +177,13 @@ enum Command {
         /// The cluster file (TOML; its `nats` and its zones are read).
         #[arg(long, value_name = "FILE", env = "MMO_CLUSTER")]
         cluster: PathBuf,
-        /// How long to watch, seconds (SIGINT or SIGTERM ends it sooner) [default: 60].
+        /// How long to watch, seconds (SIGINT or SIGTERM ends it sooner).
         #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
         seconds: f64,
         /// Write the full report here as JSON.
         #[arg(long, value_name = "OUT.json")]
         report: Option<PathBuf>,
-        /// Fail unless at least this many handoffs were seen complete [default: 0].
+        /// Fail unless at least this many handoffs were seen complete.
         #[arg(long, value_name = "N", default_value_t = 0)]
         min_handoffs: u64,
     },
