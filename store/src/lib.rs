@@ -137,8 +137,9 @@ pub trait CharacterStore: Send {
     fn load(&mut self, account: &str) -> Result<Option<Character>, StoreError>;
     /// Writes every save in one transaction (all or nothing): insert or update, version + 1.
     /// Saves of the same account within one batch: the last one wins unless an earlier
-    /// one has a newer [`SaveOrder`], version + 1 once per batch. An empty batch writes nothing and succeeds. A save whose [`SaveOrder`] is
-    /// older than the stored character's is skipped; the answer is how many were.
+    /// one has a newer [`SaveOrder`], version + 1 once per batch. An empty batch writes
+    /// nothing and succeeds. A save whose [`SaveOrder`] is older than the stored
+    /// character's is skipped; the answer is how many were.
     fn save_batch(&mut self, saves: &[Save]) -> Result<usize, StoreError>;
     /// Cheap liveness check (for `/readyz` and retry loops).
     fn ping(&mut self) -> Result<(), StoreError>;

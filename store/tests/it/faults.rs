@@ -28,7 +28,7 @@ fn limit_file_size(limit: &str) {
 /// The child: saves, then a batch that must grow the file while the file may not grow
 /// (a retryable failure), then the same batch on the same handle once it may.
 #[test]
-#[ignore = "run as a child process by a_write_that_failed_for_want_of_room_succeeds_once_there_is_room"]
+#[ignore = "run as a child process by the test of a write that failed for want of room"]
 fn room_child() {
     let dir = std::env::var(DIR_VAR).expect("set by the parent test");
     let spec = StoreSpec::Embedded { dir: dir.into() };

@@ -45,7 +45,8 @@ impl ZoneWorld {
             }
         };
         if let Some(local) = removed {
-            warn!(zone = %self.spec.name, ?id, "two bodies for one id: the older epoch's is removed");
+            let zone = &self.spec.name;
+            warn!(%zone, ?id, "two bodies for one id: the older epoch's is removed");
             self.inputs.push(Input::Despawn(local));
         }
         if self.left.remove(&id).is_some() {
