@@ -385,10 +385,27 @@ impl Game {
                     let (at, _) = self.world.mesh().nearest_point(wanted, RESUME_SNAP_M)?;
                     Some(Vec2::new(at.x as f32, at.y as f32))
                 });
-                let pos = resumed.unwrap_or_else(|| {
+                let wanted = resumed.unwrap_or_else(|| {
                     let at = self.rng.range(0, self.spawn_points.len() as u64 - 1) as usize;
                     self.spawn_points[at]
                 });
+                // Clear of the bodies there (but those leaving this tick, a character
+                // that logged out included) and of those joining this tick.
+                let leaving: Vec<EntityId> = (self.inputs.iter())
+                    .filter_map(|input| match input {
+                        Input::Despawn(id) => Some(*id),
+                        _ => None,
+                    })
+                    .collect();
+                let queued = self.inputs.iter().filter_map(|input| match input {
+                    Input::Spawn { pos, .. } => Some(*pos),
+                    _ => None,
+                });
+                let bodies = (self.world.bodies())
+                    .filter(|b| !leaving.contains(&b.id))
+                    .map(|b| b.pos)
+                    .chain(queued);
+                let pos = crate::sample::free_spot(self.world.mesh(), wanted, bodies);
                 let input = self.inputs.len();
                 self.inputs.push(Input::Spawn {
                     kind: Kind::Player,

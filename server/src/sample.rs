@@ -83,6 +83,53 @@ impl<'a> SpawnPlacer<'a> {
     }
 }
 
+/// A joining character is kept this far clear of other bodies' edges, metres.
+const SPAWN_GAP_M: f32 = 0.1;
+/// How far from its spawn point a joining character may be moved to a free spot, metres.
+const SPAWN_SEARCH_M: f32 = 4.0;
+/// Rings of points tried within that distance.
+const SPAWN_RINGS: usize = 8;
+
+/// A point near `wanted` where a joining character (a disc of [`crate::game::RADIUS_M`])
+/// overlaps none of the bodies at `occupied` (the world's and those queued to spawn this
+/// tick). Tried on rings round `wanted`, each point in plain sight of it (no wall between)
+/// and clear of walls by a body's radius; `wanted` itself when all are taken. Players
+/// joining near each other, or on one spawn point, would otherwise land on each other, and
+/// the ticks end with overlaps until the repulsion parts them.
+pub(crate) fn free_spot(
+    mesh: &NavMesh,
+    wanted: sim::Vec2,
+    occupied: impl Iterator<Item = sim::Vec2>,
+) -> sim::Vec2 {
+    use crate::game::RADIUS_M;
+    let clear = 2.0 * RADIUS_M + SPAWN_GAP_M;
+    let taken: Vec<sim::Vec2> = occupied
+        .filter(|p| (*p - wanted).length() < SPAWN_SEARCH_M + clear)
+        .collect();
+    let free = |p: sim::Vec2| taken.iter().all(|t| (*t - p).length() >= clear);
+    if free(wanted) {
+        return wanted;
+    }
+    let from = Point::new(f64::from(wanted.x), f64::from(wanted.y));
+    for ring in 1..=SPAWN_RINGS {
+        let r = SPAWN_SEARCH_M * ring as f32 / SPAWN_RINGS as f32;
+        let points = 6 * ring;
+        for k in 0..points {
+            let angle = std::f32::consts::TAU * k as f32 / points as f32;
+            let p = wanted + sim::Vec2::new(angle.cos(), angle.sin()) * r;
+            let at = Point::new(f64::from(p.x), f64::from(p.y));
+            if free(p)
+                && mesh.locate(at).is_some()
+                && mesh.nearest_wall(at, f64::from(RADIUS_M)).is_none()
+                && matches!(mesh.raycast(from, at), Ok(navmesh::Raycast::Clear))
+            {
+                return p;
+            }
+        }
+    }
+    wanted
+}
+
 #[cfg(test)]
 mod tests {
     use navmesh::{BuildInfo, VertId};

@@ -107,6 +107,26 @@ mod tests {
         );
     }
 
+    /// Two characters saved at one point, joining in one tick: the second lands clear of
+    /// the first, not on it.
+    #[test]
+    fn characters_joining_on_one_point_do_not_land_on_each_other() {
+        let mut game = Game::new(arena(), test_config(0, 10), Arc::new(Metrics::default()));
+        let at = game.spawn_points[0];
+        let _first = join(&mut game, 1, at);
+        let _second = join(&mut game, 2, at);
+        game.tick(Instant::now());
+        let spots: Vec<Vec2> = [1, 2]
+            .iter()
+            .map(|session| {
+                let entity = game.clients.get(session).expect("joined").entity;
+                game.world().body(entity).expect("a body").pos
+            })
+            .collect();
+        let apart = (spots[0] - spots[1]).length();
+        assert!(apart >= 0.8, "{spots:?}: {apart} m apart");
+    }
+
     #[test]
     fn the_next_login_goes_on_from_where_the_last_one_left_and_only_it() {
         let mut departed = Departed::default();

@@ -12,12 +12,6 @@ use crate::game::{RADIUS_M, SPEED_MPS, command_input};
 use crate::persist::now_ms;
 use crate::session::login;
 
-/// A joining character is kept this far clear of other bodies' edges, metres.
-const SPAWN_GAP_M: f32 = 0.1;
-/// How far from its spawn point a joining character may be moved to a free spot, metres.
-const SPAWN_SEARCH_M: f32 = 4.0;
-/// Rings of points tried within that distance.
-const SPAWN_RINGS: usize = 8;
 /// Characters of a refused account shown in the log and the refusal.
 const SHOWN_ACCOUNT_CHARS: usize = 40;
 
@@ -89,40 +83,10 @@ impl ZoneWorld {
     }
 
     /// A point near `wanted` where a joining character overlaps no body: the zone's own
-    /// bodies and ghosts, and the bodies spawned or taken over in this tick's inputs.
-    /// Tried on rings round `wanted`, each point in plain sight of it (no wall between)
-    /// and clear of walls by a body's radius; `wanted` itself when all are taken.
-    /// Players joining near each other would otherwise land on each other, and the zones'
-    /// ticks end with overlaps until the repulsion parts them.
+    /// bodies and ghosts, and the bodies spawned or taken over in this tick's inputs
+    /// ([`crate::sample::free_spot`]).
     fn free_spot(&self, wanted: Vec2) -> Vec2 {
-        let clear = 2.0 * RADIUS_M + SPAWN_GAP_M;
-        let taken: Vec<Vec2> = self
-            .occupied()
-            .filter(|p| (*p - wanted).length() < SPAWN_SEARCH_M + clear)
-            .collect();
-        let free = |p: Vec2| taken.iter().all(|t| (*t - p).length() >= clear);
-        if free(wanted) {
-            return wanted;
-        }
-        let mesh = self.world.mesh();
-        let from = navmesh::Point::new(f64::from(wanted.x), f64::from(wanted.y));
-        for ring in 1..=SPAWN_RINGS {
-            let r = SPAWN_SEARCH_M * ring as f32 / SPAWN_RINGS as f32;
-            let points = 6 * ring;
-            for k in 0..points {
-                let angle = std::f32::consts::TAU * k as f32 / points as f32;
-                let p = wanted + Vec2::new(angle.cos(), angle.sin()) * r;
-                let at = navmesh::Point::new(f64::from(p.x), f64::from(p.y));
-                if free(p)
-                    && mesh.locate(at).is_some()
-                    && mesh.nearest_wall(at, f64::from(RADIUS_M)).is_none()
-                    && matches!(mesh.raycast(from, at), Ok(navmesh::Raycast::Clear))
-                {
-                    return p;
-                }
-            }
-        }
-        wanted
+        crate::sample::free_spot(self.world.mesh(), wanted, self.occupied())
     }
 
     pub(super) fn leave(&mut self, id: NetId) {
