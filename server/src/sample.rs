@@ -54,6 +54,11 @@ impl<'a> SpawnPlacer<'a> {
         last
     }
 
+    /// Keeps the next points clear of a body already at `p`.
+    pub(crate) fn occupy(&mut self, p: Point) {
+        self.insert(p);
+    }
+
     fn cell(&self, p: Point) -> (i64, i64) {
         let side = 2.0 * self.radius;
         ((p.x / side).floor() as i64, (p.y / side).floor() as i64)
@@ -165,6 +170,29 @@ mod tests {
             assert!(mesh.nearest_wall(*p, 0.4).is_none());
             for q in &points[..i] {
                 assert!(p.distance(*q) >= 0.8);
+            }
+        }
+    }
+
+    /// Points placed after bodies were marked as already there keep clear of them too.
+    #[test]
+    fn spawns_keep_clear_of_the_bodies_already_there() {
+        let mesh = two_squares();
+        let mut placer = SpawnPlacer::new(&mesh, 0.4);
+        let bodies: Vec<Point> = (0..10)
+            .flat_map(|i| {
+                (0..3).map(move |j| Point::new(1.0 + f64::from(i), 1.5 + 3.0 * f64::from(j)))
+            })
+            .collect();
+        for &body in &bodies {
+            placer.occupy(body);
+        }
+        let mut rng = Rng::new(5);
+        let points: Vec<Point> = (0..30).map(|_| placer.place(&mut rng).unwrap().0).collect();
+        assert_eq!(placer.blocked, 0);
+        for p in &points {
+            for body in &bodies {
+                assert!(p.distance(*body) >= 0.8, "{p:?} on the body at {body:?}");
             }
         }
     }

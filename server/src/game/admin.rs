@@ -586,7 +586,14 @@ impl Game {
         };
         let mesh = self.world.mesh();
         let Some(at) = at else {
+            // Clear of walls, of each other and of the bodies in the world.
             let mut placer = SpawnPlacer::new(mesh, f64::from(RADIUS_M));
+            for body in self.world.bodies() {
+                placer.occupy(navmesh::Point::new(
+                    f64::from(body.pos.x),
+                    f64::from(body.pos.y),
+                ));
+            }
             return Ok((0..count)
                 .filter_map(|_| placer.place(&mut self.rng))
                 .map(|(p, _)| spawn(Vec2::new(p.x as f32, p.y as f32)))
