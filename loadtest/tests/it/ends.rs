@@ -66,24 +66,27 @@ fn text(out: &Output) -> String {
     format!("{stdout}{stderr}")
 }
 
+/// Two bots against a fake server playing `play` for `seconds`: the run fails, its
+/// sessions dropped as silent.
+async fn fails_as_silent(play: Play, seconds: &str) {
+    let addr = fake_server(play).to_string();
+    let out = two_bots(&addr, seconds).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("server_silent"), "{}", text(&out));
+}
+
 /// A server that stops sending 1.5 s into a 4 s run (silent for less than the 3 s that
 /// drop a session mid-run) fails the run: a session still silent at the end is dropped.
 #[tokio::test]
 async fn a_server_silent_in_the_last_seconds_fails_the_run() {
-    let addr = fake_server(Play::WalkerUntil(30)).to_string();
-    let out = two_bots(&addr, "4").await;
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("server_silent"), "{}", text(&out));
+    fails_as_silent(Play::WalkerUntil(30), "4").await;
 }
 
 /// Snapshots that never apply (deltas against a tick the bot never had) are not hearing
 /// from the server: the sessions are dropped as silent.
 #[tokio::test]
 async fn snapshots_that_never_apply_fail_the_run() {
-    let addr = fake_server(Play::Unapplicable).to_string();
-    let out = two_bots(&addr, "5").await;
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("server_silent"), "{}", text(&out));
+    fails_as_silent(Play::Unapplicable, "5").await;
 }
 
 /// A bot that saw a body of the largest radius beside its character, and then a server
