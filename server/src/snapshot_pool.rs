@@ -99,11 +99,12 @@ impl SnapshotPool {
                     let mut snapshotter = Snapshotter::new(config, Arc::clone(&metrics));
                     let mut pace = Pace::default();
                     while let Ok(ShardJob { job, stride }) = inbox.recv() {
+                        let serves = job.clients.len();
                         let start = Instant::now();
                         snapshotter.serve(job, stride);
                         let took = start.elapsed();
                         metrics.observe_phase(Phase::Snapshots, took);
-                        pace.update(took, stride);
+                        pace.update(took, stride, serves);
                         wanted.store(pace.stride, Ordering::Relaxed);
                         let mut finished = progress
                             .finished
@@ -135,6 +136,13 @@ impl SnapshotPool {
             .max()
             .unwrap_or(1)
             .max(1)
+    }
+
+    /// Tells the pool the world has no snapshot job this tick (no client, no session
+    /// change): the stride gauge shows what the workers ask for now, which is 1 once each
+    /// has served its last clients' departure.
+    pub fn rest(&self) {
+        self.metrics.snapshot_stride.set(self.stride() as i64);
     }
 
     /// Splits the job by shard and offers each worker its part without waiting. Returns
@@ -243,8 +251,14 @@ impl Default for Pace {
 }
 
 impl Pace {
-    /// Takes the time one job took when served at `stride`.
-    fn update(&mut self, took: Duration, stride: u64) {
+    /// Takes the time one job of `clients` clients took when served at `stride`. A job
+    /// with no client starts the pace afresh: the cost of clients who are gone says
+    /// nothing of those who come next.
+    fn update(&mut self, took: Duration, stride: u64, clients: usize) {
+        if clients == 0 {
+            *self = Pace::default();
+            return;
+        }
         let full = took.as_secs_f64() * stride.max(1) as f64;
         // Smoothed over about ten ticks, so one slow tick does not halve everyone's rate.
         self.full_secs += (full - self.full_secs) * 0.1;

@@ -152,6 +152,49 @@ impl DatagramSink for Gate {
     }
 }
 
+/// Session 0 joining with a [`Gate`] for a sink: the join, where the gate tells it was
+/// entered, and what lets it go.
+struct Gated {
+    changes: Membership,
+    entered: std::sync::mpsc::Receiver<()>,
+    release: std::sync::mpsc::Sender<()>,
+    _kicks: mpsc::Receiver<crate::game::Kick>,
+}
+
+fn gated_join() -> Gated {
+    let (entered, entered_inbox) = std::sync::mpsc::channel();
+    let (release, release_inbox) = std::sync::mpsc::channel();
+    let (kick, kicks) = mpsc::channel(1);
+    let mut changes = Membership::default();
+    changes.joined.push(NewViewer {
+        session: 0,
+        sink: Box::new(Gate {
+            entered,
+            release: Mutex::new(release_inbox),
+        }),
+        kick,
+    });
+    Gated {
+        changes,
+        entered: entered_inbox,
+        release,
+        _kicks: kicks,
+    }
+}
+
+/// Session 0's client in a tick's job.
+fn gated_client() -> ClientTick {
+    ClientTick {
+        session: 0,
+        me: NetId {
+            index: 0,
+            generation: 0,
+        },
+        at: (25.0, 25.0),
+        applied_seq: 0,
+    }
+}
+
 #[test]
 fn a_busy_worker_skips_the_tick_and_its_shards_changes_come_back() {
     let config = SnapshotConfig {
@@ -163,9 +206,6 @@ fn a_busy_worker_skips_the_tick_and_its_shards_changes_come_back() {
     };
     let mut pool = SnapshotPool::start(config, Arc::new(Metrics::default())).unwrap();
     let frame = Arc::new(frame(1));
-    let (entered, entered_inbox) = std::sync::mpsc::channel();
-    let (release, release_inbox) = std::sync::mpsc::channel();
-    let (kick, _kicks) = mpsc::channel(1);
     let job = |tick: u64, clients: Vec<ClientTick>, changes: Membership| SnapshotJob {
         tick,
         frame: Arc::clone(&frame),
@@ -173,26 +213,10 @@ fn a_busy_worker_skips_the_tick_and_its_shards_changes_come_back() {
         changes,
     };
     // Session 0 (shard 0) joins; its worker blocks sending its first snapshot.
-    let mut changes = Membership::default();
-    changes.joined.push(NewViewer {
-        session: 0,
-        sink: Box::new(Gate {
-            entered,
-            release: Mutex::new(release_inbox),
-        }),
-        kick,
-    });
-    let me = ClientTick {
-        session: 0,
-        me: NetId {
-            index: 0,
-            generation: 0,
-        },
-        at: (25.0, 25.0),
-        applied_seq: 0,
-    };
+    let gate = gated_join();
+    let (changes, me) = (gate.changes, gated_client());
     assert!(pool.offer(job(1, vec![me], changes)).unwrap().is_empty());
-    entered_inbox.recv().unwrap();
+    gate.entered.recv().unwrap();
     // The next job waits in worker 0's channel; the one after finds it full.
     assert!(
         pool.offer(job(2, Vec::new(), Membership::default()))
@@ -215,7 +239,7 @@ fn a_busy_worker_skips_the_tick_and_its_shards_changes_come_back() {
     // Shard 1's worker took its part; shard 0's part comes back whole.
     assert_eq!(back.acks.keys().copied().collect::<Vec<_>>(), [0, 2]);
     assert!(back.left.is_empty());
-    release.send(()).unwrap();
+    gate.release.send(()).unwrap();
     pool.wait_idle();
     assert_eq!(pool.stop(), 0);
 }
@@ -224,20 +248,62 @@ fn a_busy_worker_skips_the_tick_and_its_shards_changes_come_back() {
 fn the_pace_thins_out_clients_when_snapshots_take_too_long() {
     let mut pace = Pace::default();
     for _ in 0..100 {
-        pace.update(Duration::from_millis(10), pace.stride);
+        pace.update(Duration::from_millis(10), pace.stride, 100);
     }
     assert_eq!(pace.stride, 1);
     // Serving everyone takes 100 ms: every third client per tick keeps within 40 ms.
     for _ in 0..200 {
         let took = Duration::from_secs_f64(0.1 / pace.stride as f64);
-        pace.update(took, pace.stride);
+        pace.update(took, pace.stride, 100);
     }
     assert_eq!(pace.stride, 3);
     for _ in 0..200 {
         let took = Duration::from_secs_f64(0.02 / pace.stride as f64);
-        pace.update(took, pace.stride);
+        pace.update(took, pace.stride, 100);
     }
     assert_eq!(pace.stride, 1);
+}
+
+/// Once a worker's last client is gone, its pace starts afresh and the stride gauge
+/// shows 1 while nobody is served, not the stride of the crowd that left.
+#[test]
+fn the_stride_falls_back_to_one_when_the_last_client_leaves() {
+    let config = SnapshotConfig {
+        bandwidth_cap_bytes_per_sec: 64_000,
+        snapshot_max_bytes: 800,
+        slow_client_ticks: 200,
+        workers: 1,
+        nice: 0,
+    };
+    let metrics = Arc::new(Metrics::default());
+    let mut pool = SnapshotPool::start(config, Arc::clone(&metrics)).unwrap();
+    let frame = Arc::new(frame(1));
+    let gate = gated_join();
+    let (changes, me) = (gate.changes, gated_client());
+    let job = |tick: u64, clients: Vec<ClientTick>, changes: Membership| SnapshotJob {
+        tick,
+        frame: Arc::clone(&frame),
+        clients,
+        changes,
+    };
+    // The one client's snapshot takes half a second to send: the worker asks for a
+    // stride above 1 (a tenth of it, smoothed, is above the 40 ms budget).
+    assert!(pool.offer(job(1, vec![me], changes)).unwrap().is_empty());
+    gate.entered.recv().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    gate.release.send(()).unwrap();
+    pool.wait_idle();
+    let slow = pool.stride();
+    assert!(slow > 1, "stride {slow}");
+    let mut left = Membership::default();
+    left.left.push(0);
+    assert!(pool.offer(job(2, Vec::new(), left)).unwrap().is_empty());
+    assert_eq!(metrics.snapshot_stride.get(), slow as i64);
+    pool.wait_idle();
+    assert_eq!(pool.stride(), 1);
+    pool.rest();
+    assert_eq!(metrics.snapshot_stride.get(), 1);
+    assert_eq!(pool.stop(), 0);
 }
 
 #[test]

@@ -98,12 +98,13 @@ fn world_loop(
         }
         let drained_at = Instant::now();
         let phases = game.tick(origin);
-        if let Some(job) = game.snapshot_job() {
-            match pool.offer(job) {
+        match game.snapshot_job() {
+            Some(job) => match pool.offer(job) {
                 Ok(undelivered) => game.undeliverable(undelivered),
                 // A worker is gone (it panicked): its clients are not served any more.
                 Err(_) => return,
-            }
+            },
+            None => pool.rest(),
         }
         let end = Instant::now();
         ready.store(true, Ordering::Relaxed);
