@@ -415,6 +415,15 @@ impl State {
                 self.mark_up();
                 Ok(claimed)
             }
+            // The store answered: the account's rows are damaged, the store is not down.
+            Err(StoreError::Corrupt { account, reason }) => {
+                error!(
+                    %account,
+                    %reason,
+                    "the claim cannot be read; login refused, rows kept for an operator"
+                );
+                Err(LoadError::Corrupt { account, reason })
+            }
             Err(err) => {
                 self.mark_down(&err);
                 Err(LoadError::Unavailable)

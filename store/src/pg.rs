@@ -247,9 +247,22 @@ impl CharacterStore for PostgresStore {
         holder: &str,
         ttl: Duration,
     ) -> Result<Option<u64>, StoreError> {
-        self.with_conn(|conn, target| {
+        let sessions = self.with_conn(|conn, target| {
             claims::claim(&mut conn.client, account, holder, ttl).map_err(|e| classify(target, e))
-        })
+        })?;
+        // Below 1 only from rows changed by hand: a session numbered 1 would sort before the
+        // saves stored with a higher one, so the login is refused rather than numbered.
+        sessions
+            .map(|sessions| {
+                u64::try_from(sessions)
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| StoreError::Corrupt {
+                        account: account.to_owned(),
+                        reason: format!("its claim's session count is {sessions}, below 1"),
+                    })
+            })
+            .transpose()
     }
 
     fn renew_claims(
@@ -283,10 +296,15 @@ impl CharacterStore for PostgresStore {
                 .query(&conn.all, &[])
                 .map_err(|e| classify(target, e))?;
             rows.iter()
-                .map(|row| {
+                .enumerate()
+                .map(|(at, row)| {
+                    // No account to name: the row is named by its place in the listing,
+                    // which is in the accounts' byte order.
                     let account: String = row.try_get(0).map_err(|e| StoreError::Corrupt {
                         account: String::new(),
-                        reason: format!("unreadable account: {e}"),
+                        reason: format!(
+                            "the account of row {at} (from 0, by account) is unreadable: {e}"
+                        ),
                     })?;
                     character(row, &account)
                 })

@@ -499,6 +499,9 @@ async fn a_panicking_gateway_leaves_its_claims_to_lapse() {
 /// Each claimed account's holder, as a [`ClaimBook`] keeps them.
 type Book = Arc<Mutex<BTreeMap<String, String>>>;
 
+/// The account whose claim [`ClaimBook`] finds damaged.
+const DAMAGED: &str = "damaged";
+
 /// A store that keeps claims as PostgreSQL does (one holder an account; the holder may
 /// claim again) and fails every call while `down` is set.
 struct ClaimBook {
@@ -548,6 +551,12 @@ impl CharacterStore for ClaimBook {
         _: Duration,
     ) -> Result<Option<u64>, StoreError> {
         self.reached()?;
+        if account == DAMAGED {
+            return Err(StoreError::Corrupt {
+                account: account.to_owned(),
+                reason: "its claim's session count is -9, below 1".to_owned(),
+            });
+        }
         let mut claims = self.claims.lock().unwrap();
         let taken = claims.get(account).is_some_and(|by| by != holder);
         if !taken {
@@ -580,6 +589,22 @@ fn ask_claim(state: &mut State, account: &str) -> Result<Option<Claimed>, LoadEr
     let account = account.to_owned();
     state.take(Request::Claim { account, reply });
     answer.try_recv().expect("the writer answers at once")
+}
+
+/// An account whose claim cannot be read is refused as damaged, like a record that cannot
+/// be read: the store answered, so it is not marked down, and other logins go on.
+#[test]
+fn a_damaged_claim_refuses_its_login_and_the_store_stays_up() {
+    let (mut state, _, _) = claim_book_state();
+    match ask_claim(&mut state, DAMAGED) {
+        Err(LoadError::Corrupt { account, .. }) => assert_eq!(account, DAMAGED),
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    assert!(
+        state.up.load(Ordering::Relaxed),
+        "the store was marked down"
+    );
+    assert!(ask_claim(&mut state, "ada").unwrap().is_some());
 }
 
 /// A session's claim travels to the world thread and drops there up to a tick after the

@@ -45,20 +45,16 @@ fn millis(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2)
 }
 
-/// [`crate::CharacterStore::claim`].
+/// [`crate::CharacterStore::claim`]: the session's number as the statement returned it
+/// (counted up from 1, unless rows were damaged by hand: the caller checks).
 pub(super) fn claim(
     client: &mut Client,
     account: &str,
     holder: &str,
     ttl: Duration,
-) -> Result<Option<u64>, postgres::Error> {
+) -> Result<Option<i64>, postgres::Error> {
     let row = client.query_opt(CLAIM, &[&account, &holder, &millis(ttl)])?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let sessions: i64 = row.try_get(0)?;
-    // Counted up from 1 by the statement: never below 1.
-    Ok(Some(u64::try_from(sessions).unwrap_or(1).max(1)))
+    row.map(|row| row.try_get(0)).transpose()
 }
 
 /// [`crate::CharacterStore::renew_claims`].
