@@ -231,7 +231,7 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
         HttpLimits::default(),
     ));
 
-    let (in_tx, in_rx) = inbox::inbox(inbox::CONTROL, inbox::DATA);
+    let (in_tx, in_rx) = inbox::inbox(inbox::CONTROL, inbox::DATA, inbox::DATA_BYTES);
     let (out_tx, out_rx) = mpsc::channel::<ZoneOut>(OUTBOX);
     let mut subscriptions = Vec::new();
     for verb in [Verb::Join, Verb::Input, Verb::Leave, Verb::Handoff] {
@@ -397,7 +397,7 @@ async fn listen(
                 continue;
             }
         };
-        if !inbox.offer(item) {
+        if !inbox.offer(item, message.payload.len()) {
             m.bus_dropped.inc();
         }
     }

@@ -7,6 +7,13 @@
 //! in the world with nobody playing it, and five dropped heartbeats in a row make a zone
 //! take a live gateway for gone and remove its players. They travel in a lane of their own,
 //! which a flood of inputs cannot fill, and the world thread reads it first.
+//!
+//! The data lane is bounded by bytes as well as by count: a neighbour's frame may be a
+//! thousand times the size of an input, so a count alone would let a flood of large frames
+//! (from a stalled world thread, or from whoever publishes on the bus) hold gigabytes.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::mpsc;
 
@@ -14,6 +21,8 @@ use super::super::zone_world::ZoneIn;
 
 /// Inputs and frames waiting for the world thread.
 pub(super) const DATA: usize = 65_536;
+/// The bus payload bytes of the inputs and frames waiting for the world thread, at most.
+pub(super) const DATA_BYTES: usize = 64 * 1024 * 1024;
 /// Joins, leaves, handoffs, answers and heartbeats waiting for the world thread.
 pub(super) const CONTROL: usize = 16_384;
 
@@ -21,27 +30,43 @@ pub(super) const CONTROL: usize = 16_384;
 #[derive(Clone)]
 pub(super) struct InboxTx {
     control: mpsc::Sender<ZoneIn>,
-    data: mpsc::Sender<ZoneIn>,
+    data: mpsc::Sender<(ZoneIn, usize)>,
+    data_bytes: Arc<Budget>,
 }
 
 /// The world thread's side.
 pub(super) struct InboxRx {
     control: mpsc::Receiver<ZoneIn>,
-    data: mpsc::Receiver<ZoneIn>,
+    /// Each message with the payload bytes it was counted for.
+    data: mpsc::Receiver<(ZoneIn, usize)>,
+    data_bytes: Arc<Budget>,
 }
 
-/// An inbox whose lanes hold `control` and `data` messages.
-pub(super) fn inbox(control: usize, data: usize) -> (InboxTx, InboxRx) {
+/// Bytes queued in the data lane, and the most it may hold.
+struct Budget {
+    queued: AtomicUsize,
+    most: usize,
+}
+
+/// An inbox whose lanes hold `control` and `data` messages, the data lane at most
+/// `data_bytes` bytes of payload.
+pub(super) fn inbox(control: usize, data: usize, data_bytes: usize) -> (InboxTx, InboxRx) {
     let (control_tx, control_rx) = mpsc::channel(control);
     let (data_tx, data_rx) = mpsc::channel(data);
+    let budget = Arc::new(Budget {
+        queued: AtomicUsize::new(0),
+        most: data_bytes,
+    });
     (
         InboxTx {
             control: control_tx,
             data: data_tx,
+            data_bytes: Arc::clone(&budget),
         },
         InboxRx {
             control: control_rx,
             data: data_rx,
+            data_bytes: budget,
         },
     )
 }
@@ -61,15 +86,22 @@ fn droppable(message: &ZoneIn) -> bool {
 }
 
 impl InboxTx {
-    /// Queues `message` in its lane without waiting; `false` when that lane is full (the
-    /// message is dropped).
-    pub(super) fn offer(&self, message: ZoneIn) -> bool {
-        let lane = if droppable(&message) {
-            &self.data
-        } else {
-            &self.control
-        };
-        lane.try_send(message).is_ok()
+    /// Queues `message`, decoded from `bytes` bytes of payload, in its lane without
+    /// waiting; `false` when that lane is full, by count or (the data lane) by bytes: the
+    /// message is dropped.
+    pub(super) fn offer(&self, message: ZoneIn, bytes: usize) -> bool {
+        if !droppable(&message) {
+            return self.control.try_send(message).is_ok();
+        }
+        let budget = &self.data_bytes;
+        let before = budget.queued.fetch_add(bytes, Ordering::Relaxed);
+        if before.saturating_add(bytes) > budget.most
+            || self.data.try_send((message, bytes)).is_err()
+        {
+            budget.queued.fetch_sub(bytes, Ordering::Relaxed);
+            return false;
+        }
+        true
     }
 
     /// Queues `message` in the control lane, waiting for room: for answers the world
@@ -83,10 +115,12 @@ impl InboxTx {
 impl InboxRx {
     /// The next message, the control lane's first; `None` when both are empty.
     pub(super) fn next(&mut self) -> Option<ZoneIn> {
-        self.control
-            .try_recv()
-            .or_else(|_| self.data.try_recv())
-            .ok()
+        if let Ok(message) = self.control.try_recv() {
+            return Some(message);
+        }
+        let (message, bytes) = self.data.try_recv().ok()?;
+        self.data_bytes.queued.fetch_sub(bytes, Ordering::Relaxed);
+        Some(message)
     }
 }
 
@@ -108,15 +142,18 @@ mod tests {
 
     #[test]
     fn a_flood_of_inputs_neither_drops_nor_delays_a_heartbeat_or_a_leave() {
-        let (tx, mut rx) = inbox(4, 2);
-        assert!(tx.offer(input(1)));
-        assert!(tx.offer(input(2)));
-        assert!(!tx.offer(input(3)), "the data lane holds two");
-        assert!(tx.offer(ZoneIn::GatewayAlive {
-            index: 0,
-            incarnation: 7
-        }));
-        assert!(tx.offer(ZoneIn::Leave(NetId::NONE)));
+        let (tx, mut rx) = inbox(4, 2, 1_000);
+        assert!(tx.offer(input(1), 20));
+        assert!(tx.offer(input(2), 20));
+        assert!(!tx.offer(input(3), 20), "the data lane holds two");
+        assert!(tx.offer(
+            ZoneIn::GatewayAlive {
+                index: 0,
+                incarnation: 7
+            },
+            20
+        ));
+        assert!(tx.offer(ZoneIn::Leave(NetId::NONE), 20));
         let order: Vec<String> = std::iter::from_fn(|| rx.next())
             .map(|m| match m {
                 ZoneIn::Input(input) => format!("input {}", input.seq),
@@ -126,5 +163,30 @@ mod tests {
             })
             .collect();
         assert_eq!(order, ["alive", "leave", "input 1", "input 2"]);
+    }
+
+    /// Frames too large for the bytes left are dropped, however few are waiting; taking
+    /// messages out gives their bytes back; control messages do not count.
+    #[test]
+    fn the_data_lane_holds_a_bounded_number_of_bytes() {
+        let (tx, mut rx) = inbox(4, 100, 1_000);
+        assert!(tx.offer(input(1), 600));
+        assert!(!tx.offer(input(2), 600), "1,200 bytes in a lane of 1,000");
+        assert!(tx.offer(input(3), 400));
+        assert!(!tx.offer(input(4), 1));
+        assert!(tx.offer(ZoneIn::Leave(NetId::NONE), 5_000));
+        assert!(matches!(rx.next(), Some(ZoneIn::Leave(_))));
+        assert!(!tx.offer(input(5), 1), "the leave gave back no data bytes");
+        assert!(matches!(rx.next(), Some(ZoneIn::Input(input)) if input.seq == 1));
+        assert!(tx.offer(input(6), 600));
+        assert!(!tx.offer(input(7), 1));
+        let rest: Vec<u32> = std::iter::from_fn(|| rx.next())
+            .map(|m| match m {
+                ZoneIn::Input(input) => input.seq,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(rest, [3, 6]);
+        assert!(tx.offer(input(8), 1_000));
     }
 }
