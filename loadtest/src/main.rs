@@ -34,8 +34,8 @@ struct Cli {
     /// Bots to run (at most 20,000).
     #[arg(long, value_name = "N")]
     bots: u64,
-    /// Seconds over which the bots start, evenly spread [default: 5, or a quarter of a
-    /// shorter run's --duration].
+    /// Seconds over which the bots start, evenly spread; shorter than --duration
+    /// [default: 5, or a quarter of a shorter run's --duration].
     #[arg(long, value_name = "SECS")]
     ramp: Option<f64>,
     /// Seconds the run lasts, ramp included (at most 3,600).
@@ -176,9 +176,10 @@ fn start() -> Result<bool> {
     let warmup_secs = cli.warmup.unwrap_or(default_warmup);
     let ramp = seconds("ramp", ramp_secs)?;
     let warmup = seconds("warmup", warmup_secs)?;
+    // The last bot starts at the ramp's end: a ramp as long as the run leaves it no time.
     ensure!(
-        ramp <= duration,
-        "--ramp ({ramp_secs} s) must not exceed --duration ({} s)",
+        ramp < duration,
+        "--ramp ({ramp_secs} s) must be shorter than --duration ({} s)",
         cli.duration
     );
     ensure!(

@@ -340,6 +340,25 @@ async fn refused_arguments_exit_1_not_2() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     }
+    // A ramp as long as the run would start the last bot as the run ends.
+    let args = [
+        "--server",
+        "127.0.0.1:1",
+        "--bots",
+        "2",
+        "--insecure-local",
+        "--duration",
+        "3",
+        "--ramp",
+        "3",
+    ];
+    let out = loadtest(&args).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--ramp (3 s) must be shorter than --duration (3 s)"),
+        "{stderr}"
+    );
     let help = loadtest(&["--help"]).await;
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("--bots"));
