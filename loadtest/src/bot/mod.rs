@@ -66,7 +66,9 @@ pub enum Behaviour {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Violation {
-    /// A snapshot's tick was not newer than one already applied.
+    /// A snapshot's tick was not newer than one already applied. Over loopback a server
+    /// fault; over a network that reorders datagrams, a late one counts too (leave it out
+    /// of an SLO's count there: [`crate::slo::Slo::violations_not_counted`]).
     TickBackwards,
     /// A snapshot did not apply to its baseline view, or did not decode.
     BadSnapshot,
