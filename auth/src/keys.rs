@@ -141,9 +141,57 @@ impl std::fmt::Debug for PublicKey {
     }
 }
 
+/// The y coordinates (little-endian, the sign bit of x cleared) of the eight points of
+/// order dividing 8: the identity (1), the point of order 2 (p − 1), the two of order 4
+/// (0) and the four of order 8 (two values of y, each with either sign of x). Such a public
+/// key checks signatures nobody's private key made: `R` the identity and `S` zero check
+/// for a quarter of all messages under the key 0.
+const SMALL_ORDER_Y: [[u8; 32]; 5] = [
+    [0; 32],
+    {
+        let mut one = [0; 32];
+        one[0] = 1;
+        one
+    },
+    {
+        let mut p_minus_1 = [0xff; 32];
+        p_minus_1[0] = 0xec;
+        p_minus_1[31] = 0x7f;
+        p_minus_1
+    },
+    [
+        0x26, 0xe8, 0x95, 0x8f, 0xc2, 0xb2, 0x27, 0xb0, 0x45, 0xc3, 0xf4, 0x89, 0xf2, 0xef, 0x98,
+        0xf0, 0xd5, 0xdf, 0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53,
+        0xfc, 0x05,
+    ],
+    [
+        0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76, 0x0d, 0x10, 0x67,
+        0x0f, 0x2a, 0x20, 0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac,
+        0x03, 0x7a,
+    ],
+];
+
+/// Why 32 bytes are no key to check tokens with: a point of small order, or a y coordinate
+/// not below p = 2^255 − 19 (a second spelling of 0 to 18, among them the small-order 0
+/// and 1). `None` for a key that may be one.
+fn weakness(bytes: &[u8; 32]) -> Option<&'static str> {
+    let mut y = *bytes;
+    y[31] &= 0x7f;
+    // y ≥ p: every byte above the lowest at its largest, the lowest at least 0xed.
+    let unreduced = y[31] == 0x7f && y[1..31].iter().all(|&b| b == 0xff) && y[0] >= 0xed;
+    if unreduced {
+        Some("the key's y coordinate is not below 2^255 - 19")
+    } else if SMALL_ORDER_Y.contains(&y) {
+        Some("the key is a point of small order, which checks signatures nobody made")
+    } else {
+        None
+    }
+}
+
 impl PublicKey {
     /// The key from its 32 bytes (RFC 8032). Any 32 bytes are taken here; bytes that are
-    /// not a point on the curve check no signature.
+    /// not a point on the curve, a point of small order or an unreduced one check no
+    /// signature ([`PublicKey::from_pem`] refuses the last two).
     pub fn from_bytes(bytes: [u8; 32]) -> PublicKey {
         PublicKey { bytes }
     }
@@ -167,6 +215,9 @@ impl PublicKey {
         let bytes: [u8; 32] = key
             .try_into()
             .map_err(|_| not("an Ed25519 public key is 32 bytes"))?;
+        if let Some(why) = weakness(&bytes) {
+            return Err(not(why));
+        }
         Ok(PublicKey { bytes })
     }
 
@@ -179,6 +230,9 @@ impl PublicKey {
 
     /// Whether `signature` is this key's signature of `message`.
     pub(crate) fn checks(&self, message: &[u8], signature: &[u8]) -> bool {
+        if weakness(&self.bytes).is_some() {
+            return false;
+        }
         UnparsedPublicKey::new(&ED25519, &self.bytes)
             .verify(message, signature)
             .is_ok()
@@ -263,6 +317,43 @@ MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
         // The private key does not show in debug output.
         let shown = format!("{key:?}");
         assert!(!shown.contains(&key.to_pem()[28..60]), "{shown}");
+    }
+
+    /// Public keys of small order, in either sign of x, and y coordinates not below p are
+    /// refused from PEM, saying why.
+    #[test]
+    fn weak_public_keys_are_refused() {
+        let mut weak: Vec<[u8; 32]> = Vec::new();
+        for y in SMALL_ORDER_Y {
+            let mut negative = y;
+            negative[31] |= 0x80;
+            weak.extend([y, negative]);
+        }
+        for low in 0xed..=0xff {
+            let mut unreduced = [0xff; 32];
+            unreduced[0] = low;
+            unreduced[31] = 0x7f;
+            weak.push(unreduced);
+        }
+        for bytes in weak {
+            let pem = PublicKey::from_bytes(bytes).to_pem();
+            match PublicKey::from_pem(&pem) {
+                Err(KeyError::NotEd25519 { why, .. }) => {
+                    assert!(
+                        why.contains("small order") || why.contains("2^255"),
+                        "{why}"
+                    )
+                }
+                other => panic!("{bytes:02x?}: {other:?}"),
+            }
+        }
+        // The largest reduced y, and real keys, are taken.
+        let mut largest = [0xff; 32];
+        largest[0] = 0xec - 1;
+        largest[31] = 0x7f;
+        assert_eq!(weakness(&largest), None);
+        let real = SigningKey::generate().unwrap().public_key();
+        assert_eq!(PublicKey::from_pem(&real.to_pem()), Ok(real));
     }
 
     #[test]

@@ -33,8 +33,9 @@
 //!
 //! A token is valid when its signature checks against the server's public key and `now <=
 //! expiry + CLOCK_SKEW_SECS` ([`CLOCK_SKEW_SECS`] = 30): a token is still taken 30 s past
-//! its expiry, so a login service whose clock is a little ahead of the game server's does
-//! not see its fresh short-lived tokens refused. Keep token lifetimes short (minutes) and
+//! its expiry, so a login service whose clock is a little behind the game server's does
+//! not see its fresh short-lived tokens refused (a token carries its expiry only: how long
+//! it lives is the login service's to decide). Keep token lifetimes short (minutes) and
 //! issue one per login.
 //!
 //! Example in Python (with the `cryptography` package), producing what
@@ -74,5 +75,5 @@ pub const MAX_TOKEN_BYTES: usize = 512;
 pub const MAX_ACCOUNT_BYTES: usize = 128;
 
 /// How long past its expiry a token is still taken, seconds: room for the login service's
-/// clock to run a little ahead of the game server's.
+/// clock to run a little behind the game server's.
 pub const CLOCK_SKEW_SECS: u64 = 30;

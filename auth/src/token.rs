@@ -313,6 +313,33 @@ mod tests {
         }
     }
 
+    /// Under the key whose bytes are all 0 (a point of order 4), the identity for `R`
+    /// and 0 for `S` is the signature of about one message in four: a token for any
+    /// account, forged without a private key, would check after a few tries of its
+    /// expiry. No such token checks, under that key or any other of small order.
+    #[test]
+    fn a_small_order_key_checks_no_forged_token() {
+        let mut signature = [0u8; 64];
+        signature[0] = 1;
+        let signature = URL_SAFE_NO_PAD.encode(signature);
+        for key in [[0u8; 32], {
+            let mut one = [0u8; 32];
+            one[0] = 1;
+            one
+        }] {
+            let public = PublicKey::from_bytes(key);
+            for expiry in 2_000_000_000u64..2_000_000_064 {
+                let mut payload = expiry.to_be_bytes().to_vec();
+                payload.extend_from_slice(b"admin");
+                let token = format!("v1.{}.{signature}", URL_SAFE_NO_PAD.encode(&payload));
+                assert!(
+                    public.verify(&token, NOW).is_err(),
+                    "forged token verifies: {token}"
+                );
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn any_text_is_refused_without_panic(text in "\\PC{0,600}") {
