@@ -26,7 +26,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use client::{ClientError, Trust, close_reason};
 use protocol::codec::{FrameReader, encode_datagram, encode_frame};
-use protocol::{ClientDatagram, ClientMessage, PROTOCOL_VERSION, ServerMessage, Welcome};
+use protocol::{
+    ClientDatagram, ClientMessage, DisconnectReason, PROTOCOL_VERSION, ServerMessage, Welcome,
+};
 use quinn::{Connection, ConnectionError, RecvStream, SendStream};
 
 use crate::borders::Borders;
@@ -641,9 +643,21 @@ fn flush(bot: &mut Bot, tally: &mut Tally, shared: &Shared) {
     *tally = Tally::default();
 }
 
+/// A server's disconnect as a report's reason: its name, and its text when it sent one
+/// (the per-address limit and a full server both say `server_full`; the text tells them
+/// apart), cut to 120 characters.
+fn told(reason: DisconnectReason, text: &str) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        return reason.name().to_owned();
+    }
+    let cut: String = text.chars().take(120).collect();
+    format!("{}: {cut}", reason.name())
+}
+
 fn client_error_reason(err: &ClientError) -> String {
     match err {
-        ClientError::Disconnected { reason, .. } => reason.name().to_owned(),
+        ClientError::Disconnected { reason, text } => told(*reason, text),
         ClientError::Connect(text) if text.contains("timed out") => "timeout".to_owned(),
         // The cause whole: operators need to tell a refusal from a TLS failure, and which.
         ClientError::Connect(text) => format!("connect_failed: {text}"),
@@ -654,8 +668,8 @@ fn client_error_reason(err: &ClientError) -> String {
 }
 
 fn connection_reason(err: &ConnectionError) -> String {
-    if let Some((reason, _)) = close_reason(err) {
-        return reason.name().to_owned();
+    if let Some((reason, text)) = close_reason(err) {
+        return told(reason, &text);
     }
     match err {
         ConnectionError::TimedOut => "timed_out",

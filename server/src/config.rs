@@ -293,11 +293,36 @@ impl Default for Config {
     }
 }
 
+/// The longest key or token file read, bytes: a PEM Ed25519 key is near 120.
+pub const MAX_SECRET_FILE_BYTES: u64 = 64 * 1024;
+
+/// The longest configuration file read, bytes.
+pub const MAX_CONFIG_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The text of the file at `path`, `what` it is (for errors), refused without reading on
+/// past `limit` bytes: a path to `/dev/zero` or a large file by mistake gets an error, not
+/// a process that reads until memory runs out.
+pub fn read_bounded(path: &Path, what: &str, limit: u64) -> Result<String> {
+    use std::io::Read as _;
+    let cannot = || format!("cannot read {what} {}", path.display());
+    let file = std::fs::File::open(path).with_context(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .with_context(cannot)?;
+    if bytes.len() as u64 > limit {
+        anyhow::bail!(
+            "{what} {} is longer than {limit} bytes: not the file meant",
+            path.display()
+        );
+    }
+    String::from_utf8(bytes).with_context(|| format!("{what} {} is not UTF-8", path.display()))
+}
+
 impl Config {
     /// Defaults overridden by a TOML file.
     pub fn from_toml_file(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let text = read_bounded(path, "config file", MAX_CONFIG_FILE_BYTES)?;
         Config::from_toml(&text).with_context(|| format!("config file {}", path.display()))
     }
 
@@ -413,8 +438,7 @@ impl Config {
     /// the admin API stays off.
     pub fn load_admin_token(&self) -> Result<Option<AdminToken>> {
         if let Some(path) = &self.admin_token_file {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read admin_token_file {}", path.display()))?;
+            let text = read_bounded(path, "admin_token_file", MAX_SECRET_FILE_BYTES)?;
             let token = AdminToken::new(text.trim())
                 .with_context(|| format!("admin_token_file {}", path.display()))?;
             return Ok(Some(token));
@@ -436,8 +460,7 @@ impl Config {
             );
             return Ok(None);
         };
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read auth_public_key {}", path.display()))?;
+        let text = read_bounded(path, "auth_public_key", MAX_SECRET_FILE_BYTES)?;
         let key = auth::PublicKey::from_pem(&text)
             .with_context(|| format!("auth_public_key {}", path.display()))?;
         tracing::info!(key = %path.display(), "logins need a token signed for this key");
@@ -510,6 +533,34 @@ fn positive(setting: &'static str, value: f32, max: f32) -> Result<(), ConfigErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key or token file path that names something endless or huge is refused after a
+    /// bounded read, naming the setting and the path; a real one is read.
+    #[test]
+    fn secret_files_are_read_up_to_a_bound() {
+        let config = Config {
+            auth_public_key: Some("/dev/zero".into()),
+            admin_token_file: Some("/dev/zero".into()),
+            ..Config::default()
+        };
+        for err in [
+            config.load_auth_key().unwrap_err(),
+            config.load_admin_token().unwrap_err(),
+        ] {
+            let text = format!("{err:#}");
+            assert!(
+                text.contains("/dev/zero is longer than 65536 bytes"),
+                "{text}"
+            );
+        }
+        let public = auth::SigningKey::generate().unwrap().public_key();
+        let key = crate::test_support::ScratchFile::new("auth.pub", &public.to_pem());
+        let config = Config {
+            auth_public_key: Some(key.0.clone()),
+            ..Config::default()
+        };
+        assert_eq!(config.load_auth_key().unwrap(), Some(public));
+    }
 
     #[test]
     fn defaults_are_valid() {

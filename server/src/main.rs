@@ -469,8 +469,11 @@ fn write_new(path: &Path, text: &str, mode: u32) -> Result<()> {
 
 /// `server token`: prints a token for `account` that expires `ttl_secs` from now.
 fn token(signing_key: &Path, account: &str, ttl_secs: u64) -> Result<()> {
-    let text = std::fs::read_to_string(signing_key)
-        .with_context(|| format!("cannot read signing key {}", signing_key.display()))?;
+    let text = server::config::read_bounded(
+        signing_key,
+        "signing key",
+        server::config::MAX_SECRET_FILE_BYTES,
+    )?;
     let key = auth::SigningKey::from_pem(&text)
         .with_context(|| format!("signing key {}", signing_key.display()))?;
     // A token for a name the server refuses would be refused with it.

@@ -346,7 +346,9 @@ async fn the_swarm_logs_in_with_minted_tokens() {
         .unwrap();
     assert_eq!(report.connected, 0);
     assert_eq!(
-        report.failed_to_connect.get("login_rejected"),
+        report
+            .failed_to_connect
+            .get("login_rejected: this server requires a login token; none was sent"),
         Some(&30),
         "{:?}",
         report.failed_to_connect
