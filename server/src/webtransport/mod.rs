@@ -9,6 +9,11 @@
 //!
 //! Only what a WebTransport client needs is implemented: no dynamic QPACK table (the server
 //! advertises a capacity of 0), one session per connection, no other HTTP requests.
+//!
+//! The session ends when the client ends it: a `CLOSE_WEBTRANSPORT_SESSION` capsule, or
+//! the end or reset of its CONNECT stream (what a browser's `transport.close()` sends).
+//! The server then closes the connection, which holds no other session, and the game's
+//! session ends as for a connection lost.
 
 pub mod h3;
 mod huffman_table;
@@ -23,6 +28,12 @@ pub const ALPN: &[u8] = b"h3";
 /// `H3_STREAM_CREATION_ERROR`, for peer streams of a type this server does not take.
 const H3_STREAM_CREATION_ERROR: u32 = 0x0103;
 
+/// `H3_NO_ERROR`, closing the connection of a session the client ended.
+const H3_NO_ERROR: u32 = 0x0100;
+
+/// The capsule type of `CLOSE_WEBTRANSPORT_SESSION`.
+const CLOSE_SESSION_CAPSULE: u64 = 0x2843;
+
 /// An open WebTransport session.
 pub struct WtSession {
     /// What precedes every HTTP datagram this server sends in this session: its quarter
@@ -33,9 +44,10 @@ pub struct WtSession {
     pub quarter_stream_id: u64,
     /// The request's path and query.
     pub path: String,
-    /// The server's HTTP/3 control stream and the CONNECT stream; closing either would end
-    /// the session, so they live as long as it does.
-    _keep: (SendStream, SendStream, RecvStream),
+    /// The server's HTTP/3 control stream and its side of the CONNECT stream; closing
+    /// either would end the session, so they live as long as it does. (The client's side
+    /// is watched for the session's end: [`watch_session_end`].)
+    _keep: (SendStream, SendStream),
 }
 
 /// Why a WebTransport session did not open.
@@ -104,8 +116,9 @@ pub async fn accept(conn: &Connection) -> Result<(WtSession, SendStream, RecvStr
         datagram_prefix,
         quarter_stream_id: session_id / 4,
         path,
-        _keep: (control, connect_send, connect_recv),
+        _keep: (control, connect_send),
     };
+    tokio::spawn(watch_session_end(conn.clone(), connect_recv));
     Ok((session, send, recv))
 }
 
@@ -144,6 +157,37 @@ async fn read_varint(recv: &mut RecvStream) -> Option<u64> {
     let len = 1usize << (bytes[0] >> 6);
     recv.read_exact(&mut bytes[1..len]).await.ok()?;
     h3::varint(&mut &bytes[..len])
+}
+
+/// Reads the client's side of the CONNECT stream, capsule by capsule, until the client
+/// ends the session (a `CLOSE_WEBTRANSPORT_SESSION` capsule, the stream's end or reset),
+/// then closes the connection; other capsules are skipped. Ends with the connection.
+async fn watch_session_end(conn: Connection, mut recv: RecvStream) {
+    let mut sink = [0u8; 1024];
+    loop {
+        let Some(kind) = read_varint(&mut recv).await else {
+            break;
+        };
+        let Some(mut len) = read_varint(&mut recv).await else {
+            break;
+        };
+        if kind == CLOSE_SESSION_CAPSULE {
+            break;
+        }
+        while len > 0 {
+            let take = len.min(sink.len() as u64) as usize;
+            match recv.read(&mut sink[..take]).await {
+                Ok(Some(n)) => len -= n as u64,
+                Ok(None) | Err(_) => {
+                    len = 0;
+                }
+            }
+        }
+    }
+    if conn.close_reason().is_none() {
+        debug!("the client ended its WebTransport session");
+        conn.close(H3_NO_ERROR.into(), b"the WebTransport session ended");
+    }
 }
 
 /// Takes the browser's unidirectional streams: its control stream and its QPACK streams

@@ -225,3 +225,55 @@ async fn bad_webtransport_requests_are_refused_and_others_play_on() {
     native.leave().await;
     server.shutdown().await.unwrap();
 }
+
+/// A client ends its session as a browser's `transport.close()` does: a
+/// `CLOSE_WEBTRANSPORT_SESSION` capsule on the CONNECT stream (here after a capsule of
+/// another type, which is skipped), or the end of that stream alone. The server closes the
+/// connection, and the character leaves the world: no snapshot keeps coming, no client is
+/// counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_the_client_closes_ends() {
+    let server = server().await;
+    for (name, close_capsule) in [("capsule", true), ("fin", false)] {
+        let conn = h3_connection(&server).await;
+        let ((mut connect_send, _connect_recv), mut send, mut recv) =
+            open_session(&conn, "/mmo").await;
+        crate::raw::login(&mut send, &mut recv, name).await;
+        timeout(Duration::from_secs(5), conn.read_datagram())
+            .await
+            .expect("a snapshot within 5 s")
+            .unwrap();
+        if close_capsule {
+            let mut capsules = Vec::new();
+            // DRAIN_WEBTRANSPORT_SESSION, empty; then the close: a code and a message.
+            h3::put_varint(&mut capsules, 0x78ae);
+            h3::put_varint(&mut capsules, 0);
+            h3::put_varint(&mut capsules, 0x2843);
+            h3::put_varint(&mut capsules, 6);
+            capsules.extend_from_slice(&7u32.to_be_bytes());
+            capsules.extend_from_slice(b"ok");
+            connect_send.write_all(&capsules).await.unwrap();
+        } else {
+            connect_send.finish().unwrap();
+        }
+        let closed = timeout(Duration::from_secs(5), conn.closed())
+            .await
+            .unwrap_or_else(|_| panic!("{name}: the connection still open after 5 s"));
+        assert!(
+            matches!(&closed, quinn::ConnectionError::ApplicationClosed(close)
+                if close.error_code == 0x100u32.into()),
+            "{name}: {closed:?}"
+        );
+        let mut clients = 1;
+        for _ in 0..50 {
+            let metrics = crate::net::http_get(server.metrics_addr, "/metrics").await;
+            clients = crate::net::metric_value(&metrics, "mmo_clients_connected");
+            if clients == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(clients, 0, "{name}: the character is still counted");
+    }
+    server.shutdown().await.unwrap();
+}
