@@ -16,7 +16,9 @@
 //!   route does not take, 409 for a change the world's state forbids, 413 for a body over
 //!   [`MAX_BODY_BYTES`], 422 for a spawn point nowhere near the walkable area, 503 when
 //!   the world does not answer within [`WORLD_REPLY_TIMEOUT`] (counted in
-//!   `mmo_admin_world_busy_total`).
+//!   `mmo_admin_world_busy_total`), 500 when the world did not apply a spawn. (A request
+//!   HTTP itself cannot read, a malformed request line or headers over the limit, gets
+//!   the HTTP layer's 400 or 431 with no body: it never reaches the routes.)
 //! - The world thread owns the world: requests reach it as [`crate::game::ToWorld::Admin`]
 //!   in its bounded inbox, which it only `try_recv`s, and come back through a oneshot
 //!   ([`crate::game::admin`]). The handler waits; the world never does.
@@ -43,6 +45,20 @@ pub use auth::{AdminToken, AdminTokenError, MAX_TOKEN_CHARS, MIN_TOKEN_CHARS};
 use crate::game::ToWorld;
 use crate::http::{HttpLimits, serve_router};
 use crate::metrics::Metrics;
+
+/// An entity id written `index.generation`, two whole numbers of ASCII digits (such as
+/// `12.0`; no sign, no spaces), as the admin API and the viewer's questions take it.
+pub(crate) fn parse_entity_id(text: &str) -> Option<sim::EntityId> {
+    let number = |digits: &str| {
+        let plain = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        plain.then(|| digits.parse().ok()).flatten()
+    };
+    let (index, generation) = text.split_once('.')?;
+    Some(sim::EntityId {
+        index: number(index)?,
+        generation: number(generation)?,
+    })
+}
 
 /// Largest request body read, bytes; larger ones get 413.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;

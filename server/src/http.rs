@@ -180,7 +180,9 @@ async fn map_file(State(health): State<Arc<Health>>, headers: header::HeaderMap)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .any(|tag| tag.trim() == map.etag || tag.trim() == "*");
+        // Compared weakly (RFC 9110 §13.1.2): a cache may hand back the tag as `W/"…"`.
+        .map(|tag| tag.trim())
+        .any(|tag| tag.strip_prefix("W/").unwrap_or(tag) == map.etag || tag == "*");
     if fresh {
         return (StatusCode::NOT_MODIFIED, cache).into_response();
     }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -116,17 +117,25 @@ async fn world(State(health): State<Arc<Health>>) -> Response {
 }
 
 /// One NPC for the page's selection: what it does and the path it follows.
-async fn npc(State(health): State<Arc<Health>>, Path(id): Path<String>) -> Response {
-    let parsed = id
-        .split_once('.')
-        .and_then(|(index, generation)| Some((index.parse().ok()?, generation.parse().ok()?)));
-    let Some((index, generation)) = parsed else {
+async fn npc(
+    State(health): State<Arc<Health>>,
+    id: Result<Path<String>, PathRejection>,
+) -> Response {
+    let id = match id {
+        Ok(Path(id)) => id,
+        Err(rejection) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                format!("bad path: {}", rejection.body_text()),
+            );
+        }
+    };
+    let Some(id) = crate::admin::parse_entity_id(&id) else {
         return json_error(
             StatusCode::BAD_REQUEST,
             format!("bad entity id {id:?}: expected index.generation, such as 12.0"),
         );
     };
-    let id = sim::EntityId { index, generation };
     match ask(&health, |reply| AdminRequest::Entity { id, reply }).await {
         Ok(Ok(info)) if info.kind == "npc" => json_answer(
             StatusCode::OK,

@@ -131,17 +131,13 @@ fn path_id(path: Result<Path<String>, PathRejection>) -> Result<String, ApiError
         .map_err(|rejection| bad_request(format!("bad path: {}", rejection.body_text())))
 }
 
-/// An entity id written `index.generation`.
+/// An entity id written `index.generation` ([`crate::admin::parse_entity_id`]).
 fn entity_id(text: &str) -> Result<sim::EntityId, ApiError> {
-    let parsed = text
-        .split_once('.')
-        .and_then(|(index, generation)| Some((index.parse().ok()?, generation.parse().ok()?)));
-    let Some((index, generation)) = parsed else {
-        return Err(bad_request(format!(
+    crate::admin::parse_entity_id(text).ok_or_else(|| {
+        bad_request(format!(
             "bad entity id {text:?}: expected index.generation, two whole numbers such as 12.0"
-        )));
-    };
-    Ok(sim::EntityId { index, generation })
+        ))
+    })
 }
 
 /// A JSON body; an empty body reads as `{}` when `empty_ok`.
@@ -303,12 +299,12 @@ async fn spawn_npcs(State(state): Shared, bytes: Result<Bytes, BytesRejection>) 
 }
 
 async fn despawn_npc(State(state): Shared, path: Result<Path<String>, PathRejection>) -> Answer {
-    let text = path_id(path)?;
-    let id = entity_id(&text)?;
+    let id = entity_id(&path_id(path)?)?;
     ask(&state, |reply| AdminRequest::DespawnNpc { id, reply }).await?;
+    let removed = format!("{}.{}", id.index, id.generation);
     Ok(json(
         StatusCode::OK,
-        &serde_json::json!({ "removed": text }),
+        &serde_json::json!({ "removed": removed }),
     ))
 }
 
@@ -365,6 +361,9 @@ mod tests {
             "1.2.3",
             "99999999999.0",
             "",
+            "+1.0",
+            "1.+0",
+            " 1.0",
         ] {
             assert!(entity_id(bad).is_err(), "{bad}");
         }

@@ -325,6 +325,7 @@ async fn doors_spawns_removals_and_entities() {
     for (path, status) in [
         ("/admin/entities/12", 400),
         ("/admin/entities/a.b", 400),
+        ("/admin/entities/+1.+0", 400),
         ("/admin/entities/4000000.0", 404),
     ] {
         let answer = admin(addr, "GET", path, None).await;
@@ -332,8 +333,10 @@ async fn doors_spawns_removals_and_entities() {
     }
 
     // Removal: the count drops, the id is gone, a second removal is 404.
-    let removed = admin(addr, "DELETE", &format!("/admin/npcs/{id}"), None).await;
+    // Written with a leading zero, it is answered as the world writes it.
+    let removed = admin(addr, "DELETE", &format!("/admin/npcs/0{id}"), None).await;
     assert_eq!(removed.status, 200, "{}", removed.body);
+    assert_eq!(removed.body["removed"], id.as_str(), "{}", removed.body);
     assert_eq!(world(addr).await["npcs"], 55);
     let gone = admin(addr, "GET", &format!("/admin/entities/{id}"), None).await;
     assert_eq!(
