@@ -34,3 +34,42 @@ pub mod tls;
 pub mod udp;
 mod viewer;
 pub mod webtransport;
+
+/// An error and its causes, joined by ": " as anyhow's `{:#}` shows them, leaving out a
+/// cause whose text the one above it already ends with (errors that show their source in
+/// their own text, as the stores' do, would show it twice).
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = String::new();
+    let mut next = Some(err);
+    while let Some(cause) = next {
+        let said = cause.to_string();
+        if !text.ends_with(&said) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&said);
+        }
+        next = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    /// An error that shows its source in its own text.
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot open the store at data: {0}")]
+    struct Open(#[source] std::io::Error);
+
+    #[test]
+    fn a_cause_already_shown_is_not_repeated() {
+        let err = anyhow::Error::new(Open(std::io::Error::other("locked")))
+            .context("cannot start the server");
+        assert_eq!(
+            super::error_chain(err.as_ref()),
+            "cannot start the server: cannot open the store at data: locked"
+        );
+        let err = anyhow::Error::new(std::io::Error::other("locked")).context("cannot start");
+        assert_eq!(super::error_chain(err.as_ref()), "cannot start: locked");
+    }
+}

@@ -289,7 +289,7 @@ fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", server::error_chain(err.as_ref()));
             ExitCode::FAILURE
         }
     }
@@ -421,7 +421,14 @@ fn config_of(args: RunArgs) -> Result<Config> {
         config.cert = args.cert;
         config.key = args.key;
     }
-    config.validate()?;
+    // The value may come from the file, the environment or a flag: name where to look.
+    config.validate().with_context(|| match &args.config {
+        Some(path) => format!(
+            "the settings of config file {} with the MMO_* variables and flags over it",
+            path.display()
+        ),
+        None => "the settings of the MMO_* variables and flags".to_owned(),
+    })?;
     Ok(config)
 }
 

@@ -163,7 +163,7 @@ impl Persist {
                     run(state, rx);
                 }
                 Err(err) => {
-                    let _ = opened_tx.send(Err(error_chain(&err)));
+                    let _ = opened_tx.send(Err(crate::error_chain(&err)));
                 }
             })
             .context("cannot start the store writer thread")?;
@@ -303,18 +303,6 @@ impl Drop for StopWriter {
             }
         }
     }
-}
-
-/// An error and its causes, joined as anyhow prints them.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The writer's state between requests.

@@ -37,8 +37,14 @@ impl EmbeddedStore {
             source,
         };
         std::fs::create_dir_all(dir).map_err(|e| open_error(e.into()))?;
-        let db =
-            Database::create(dir.join(EMBEDDED_FILE_NAME)).map_err(|e| open_error(e.into()))?;
+        let db = Database::create(dir.join(EMBEDDED_FILE_NAME)).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => open_error(
+                "another process has it open (is another server running with this data \
+                 directory?)"
+                    .into(),
+            ),
+            e => open_error(e.into()),
+        })?;
         let store = Self {
             db: RefCell::new(Some(db)),
             reopen: Cell::new(false),
