@@ -6,7 +6,9 @@
 //! These docs are the protocol's specification for client authors. Behaviour of today's
 //! server that a client relies on is stated here too, with the server's default settings
 //! (`server run`, see `docs/server.example.toml`) and, where the value is a constant, the
-//! constant's name. [`wire_examples`] shows each kind of message byte by byte.
+//! constant's name. [`wire_examples`] shows each kind of message byte by byte, and
+//! `clients/python/mmo_client.py` in the repository is a client in Python written from
+//! these docs (CI runs it against the server).
 //!
 //! # Writing a client
 //!
@@ -27,7 +29,11 @@
 //!   its "server started" line) and, with the setting `fingerprint_file`, writes it to that
 //!   file followed by a newline. A pinning client accepts the certificate whose DER digest
 //!   equals the pinned one and skips name and chain checks; the TLS handshake's own
-//!   signature check still applies.
+//!   signature check still applies. The generated certificate's key is ECDSA P-256 (TLS
+//!   signature scheme `ecdsa_secp256r1_sha256`). With a QUIC stack that has no hook to
+//!   check a certificate during the handshake, turn its verification off, compare the
+//!   peer certificate's digest once the handshake completes, and close the connection
+//!   before sending anything when it differs.
 //! - **Server name (SNI).** The server has one certificate and ignores the name the client
 //!   sends. The reference client (the `client` crate) sends `localhost`; with a certificate of
 //!   your own, send its DNS name and validate it normally.
@@ -65,7 +71,10 @@
 //! count (of bytes for a string) then the items. Structs are their fields in declaration
 //! order. [`wire_examples`] spells this out on real messages; [`messages`] has every type.
 //! A message must be followed by nothing: trailing bytes in a frame or datagram make it
-//! invalid.
+//! invalid. Decoders on both sides take an integer written wider than needed (a 5 as 251
+//! then two bytes), and refuse a marker wider than the field's type (252 or 253 for a
+//! `u16`; 253 for a `u32`), the markers 254 and 255, an enum index past the last variant
+//! and an `Option` tag other than 0 or 1.
 //!
 //! ## Control stream
 //!
@@ -166,16 +175,25 @@
 //! ### Inputs (client → server)
 //!
 //! [`ClientDatagram::Input`]: a sequence number, the newest snapshot tick applied, and a
-//! [`Command`]. Send inputs only after the welcome.
+//! [`Command`]. Send inputs only after the welcome: the server reads datagrams once the
+//! session is in the world, so one sent before may be dropped (by the QUIC stack, when its
+//! datagram buffer fills) or taken late.
 //!
-//! - **Sequence.** `seq` must grow with every input (it may start anywhere and skip
-//!   numbers); an input whose `seq` is not above the newest the server took is dropped
-//!   without notice (datagrams can arrive out of order).
+//! - **Sequence.** `seq` must grow with every input (start at 1 or above, and skip numbers
+//!   if you like: `last_input_seq` is 0 before any input was taken, so an order sent as 0
+//!   cannot be told taken); an input whose `seq` is not above the newest the server took is
+//!   dropped without notice (datagrams can arrive out of order). Sequences do not wrap: a
+//!   session sends fewer than 2^32 inputs (at 30 a second, four and a half years).
 //! - **Latest wins.** Inputs are unreliable. Of the inputs that arrive during one tick,
 //!   the last command other than [`Command::Nothing`] is applied at the next tick; send the
-//!   current intent again if it matters (the load-test bots resend an order not confirmed
-//!   by a snapshot's `last_input_seq` within 250 ms). `Nothing` only acknowledges: send
-//!   one at least every 100 ms or so when idle, so deltas stay small.
+//!   current intent again if it matters. To know an order was taken, send it in every
+//!   input from the first that carries it until a snapshot's `last_input_seq` reaches
+//!   that first input: every input since carried the order, so the one taken did (the
+//!   world leaves a body on its path when the same `MoveTo` comes again). A
+//!   `last_input_seq` past an order sent only once proves nothing: a later input may have
+//!   arrived without it. (The load-test bots resend an order not confirmed within 250 ms.)
+//!   `Nothing` only acknowledges: send one at least every 100 ms or so when idle, so
+//!   deltas stay small.
 //! - **Commands.** [`Command::MoveTo`]: a point in metres, finite and inside the welcome's
 //!   bounds (edges included); the server finds the path, and a point inside a wall is
 //!   moved to the nearest walkable point. [`Command::Direction`]: finite, with a length
@@ -224,7 +242,7 @@
 //! [`View::apply`] also accepts lists in any order (it sorts those that are not). Keep the
 //! views of the last few snapshots received by tick (32 is plenty); apply each snapshot to
 //! its baseline's view and drop snapshots whose baseline you no longer hold or whose tick
-//! is not newer than the newest you applied. Once a snapshot against tick `B` has arrived,
+//! is not newer than the newest you applied. Once a snapshot against tick `B` is applied,
 //! views older than `B` are never baselines again (the server holds your acknowledgement
 //! of `B`, and its acknowledgements only move forward): drop them. [`ViewHistory`] does
 //! exactly this, in reused memory ([`View::apply_into`]); a Rust client that receives
@@ -252,8 +270,14 @@
 //! the tick of the snapshot that carried each entity's state (for an entity the snapshot
 //! left out, its baseline view's note), and draw the state with the newest note, or
 //! nothing once a snapshot newer than that said it left; keep an entity the newest view
-//! does not hold while its note is newer than that view's baseline. [`Shown`] does
-//! exactly this; with prompt acknowledgements it is the view.
+//! does not hold while its note is newer than that view's baseline. In detail: a snapshot
+//! against no baseline counts as against tick 0; an entity the snapshot left out takes its
+//! baseline view's note, or the baseline's tick when you no longer hold that view's notes;
+//! a `left` id is a departure at the snapshot's tick, unless the same snapshot's `entered`
+//! holds it (a new kind or radius); departures are kept while their tick is newer than the
+//! baseline of the snapshot being taken in, and an entity is not drawn when a kept
+//! departure is newer than its note. [`Shown`] does exactly this (`view/shown.rs`); with
+//! prompt acknowledgements it is the view.
 //!
 //! ## World, units and axes
 //!
