@@ -32,6 +32,7 @@ pub mod geom;
 mod landmarks;
 pub mod locate;
 pub mod mesh;
+mod nearest;
 mod random;
 pub mod raycast;
 pub mod rng;

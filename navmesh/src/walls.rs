@@ -9,7 +9,7 @@
 //! of the plane falls in exactly one cell; queries rely on that to bound their search.
 
 use crate::geom::{Aabb, Point, grid_cell};
-use crate::mesh::{NavMesh, TriId, WallEdge};
+use crate::mesh::{NavMesh, WallEdge};
 
 /// At most this many cells along either axis.
 const MAX_DIM: usize = 1 << 12;
@@ -190,6 +190,17 @@ impl WallGrid {
     /// `max_dist`. Ties go to the lowest wall index. `None` for a non-finite `p`, a negative
     /// or NaN `max_dist`, or no wall in reach. `mesh` must be the mesh the grid was built for.
     pub fn nearest(&self, mesh: &NavMesh, p: Point, max_dist: f64) -> Option<WallHit> {
+        self.nearest_where(mesh, p, max_dist, |_| true)
+    }
+
+    /// [`WallGrid::nearest`] among the walls `keep` takes (by index).
+    pub fn nearest_where(
+        &self,
+        mesh: &NavMesh,
+        p: Point,
+        max_dist: f64,
+        keep: impl Fn(usize) -> bool,
+    ) -> Option<WallHit> {
         if !p.is_finite() || max_dist.is_nan() || max_dist < 0.0 || self.is_empty_grid() {
             return None;
         }
@@ -197,7 +208,7 @@ impl WallGrid {
         let (cp, rp) = (self.col_of(p.x), self.row_of(p.y));
         let mut best: Option<WallHit> = None;
         let consider = |best: &mut Option<WallHit>, w: usize| {
-            let Some(wall) = mesh.walls().get(w) else {
+            let Some(wall) = mesh.walls().get(w).filter(|_| keep(w)) else {
                 return;
             };
             let a = mesh.vertices()[wall.from.index()];
@@ -369,40 +380,6 @@ impl NavMesh {
     pub fn clearance(&self, p: Point, max_dist: f64) -> f64 {
         self.nearest_wall(p, max_dist)
             .map_or(max_dist, |hit| hit.distance)
-    }
-
-    /// The point of the walkable area nearest to `p`, and the triangle [`NavMesh::locate`]
-    /// gives for it: `p` itself when it is on the mesh; otherwise the closest point of the
-    /// nearest wall within `max_dist` (the walkable area's boundary is made of walls), or
-    /// `None` when no wall is that close.
-    ///
-    /// A wall point computed in floating point may fall a hair outside its triangle; it is
-    /// then moved toward the triangle's centroid by the smallest of 1e-12, 1e-11, 1e-10 and
-    /// [`NUDGE`] (1e-9) that makes it locate. Only where 1e-9 is below the coordinates'
-    /// floating-point resolution (beyond about 1e7 map units) or the triangle is thinner
-    /// than that can all of these fail; the triangle's centroid is returned then.
-    pub fn nearest_point(&self, p: Point, max_dist: f64) -> Option<(Point, TriId)> {
-        if let Some(tri) = self.locate(p) {
-            return Some((p, tri));
-        }
-        let hit = self.nearest_wall(p, max_dist)?;
-        let q = hit.point;
-        if let Some(tri) = self.locate(q) {
-            return Some((q, tri));
-        }
-        let tri = self.walls()[hit.wall].tri;
-        let centroid = self.centroid(tri);
-        let towards = centroid - q;
-        let len = towards.length();
-        if len > 0.0 {
-            for step in [1e-12, 1e-11, 1e-10, NUDGE] {
-                let moved = q + towards * (step.min(len) / len);
-                if let Some(found) = self.locate(moved) {
-                    return Some((moved, found));
-                }
-            }
-        }
-        Some((centroid, tri))
     }
 }
 

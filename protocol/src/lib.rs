@@ -195,8 +195,9 @@
 //!   `Nothing` only acknowledges: send one at least every 100 ms or so when idle, so
 //!   deltas stay small.
 //! - **Commands.** [`Command::MoveTo`]: a point in metres, finite and inside the welcome's
-//!   bounds (edges included); the server finds the path, and a point inside a wall is
-//!   moved to the nearest walkable point. [`Command::Direction`]: finite, with a length
+//!   bounds (edges included); the server finds the path, and a point inside a wall, or on
+//!   ground the character cannot reach (another island), is moved to the nearest point it
+//!   can walk to. [`Command::Direction`]: finite, with a length
 //!   (`hypot(x, y)`) of at least 1e-6 (the server's `session::machine::check_command`);
 //!   only the direction counts, the character walks at its speed until the next command,
 //!   kept out of walls. [`Command::Stop`] stops it.

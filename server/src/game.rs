@@ -24,16 +24,19 @@ use tracing::{debug, info, warn};
 pub mod admin;
 
 use crate::interest::{Frame, ViewRange, capture, net_id};
-use crate::metrics::{InputDrop, Metrics};
+use crate::metrics::Metrics;
 use crate::persist::{Saver, now_ms};
 use crate::sample::SpawnPlacer;
 use crate::snapshots::{ClientTick, Membership, NewViewer, SnapshotJob};
 use spectators::Spectator;
 
 mod departed;
+mod inputs;
 mod spectators;
 mod world_loop;
 
+pub(crate) use inputs::command_input;
+use inputs::take_input;
 pub(crate) use world_loop::Pacer;
 pub use world_loop::run_loop;
 
@@ -47,8 +50,6 @@ pub const TICK: Duration = Duration::from_millis(50);
 pub const RADIUS_M: f32 = 0.4;
 /// Walking speed of NPCs and player characters, metres per second.
 pub const SPEED_MPS: f32 = 1.5;
-/// A move-to point off the walkable area goes to the nearest walkable point this close.
-const SNAP_GOAL_M: f64 = 1_000.0;
 /// Spawn points prepared at start for joining players.
 const SPAWN_POINTS: usize = 256;
 /// How far from the configured spawn point players appear by default, metres.
@@ -657,42 +658,6 @@ impl Game {
         changes.prepend(older);
         self.membership = changes;
     }
-}
-
-/// The world's input for a player's command to `entity`; `None` when a move-to point has
-/// no walkable point near it. A point in a wall means "as near there as you can walk":
-/// the goal moves to the nearest walkable point (sessions checked the bounds).
-pub(crate) fn command_input(world: &World, entity: EntityId, command: Command) -> Option<Input> {
-    Some(match command {
-        Command::MoveTo { x, y } => {
-            let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
-            let (goal, _) = world.mesh().nearest_point(wanted, SNAP_GOAL_M)?;
-            Input::MoveTo(entity, Vec2::new(goal.x as f32, goal.y as f32))
-        }
-        Command::Direction { x, y } => Input::MoveInDirection(entity, Vec2::new(x, y)),
-        Command::Stop | Command::Nothing => Input::Stop(entity),
-    })
-}
-
-/// Takes an input's sequence number and acknowledgement for a session whose newest taken
-/// input is `taken_seq`; `false` (counted) when the input is stale.
-fn take_input(
-    taken_seq: &mut Option<u32>,
-    session: SessionId,
-    input: &protocol::Input,
-    membership: &mut Membership,
-    metrics: &Metrics,
-) -> bool {
-    if taken_seq.is_some_and(|taken| input.seq <= taken) {
-        metrics.input_dropped(InputDrop::Stale);
-        return false;
-    }
-    *taken_seq = Some(input.seq);
-    if let Some(tick) = input.ack_tick {
-        let acked = membership.acks.entry(session).or_insert(tick);
-        *acked = (*acked).max(tick);
-    }
-    true
 }
 
 #[cfg(test)]
