@@ -189,8 +189,15 @@ pub async fn run(options: Options) -> Result<Report> {
 
     let mut series = Vec::new();
     let mut display = Display::new(options.progress, options.bots);
+    // Samples count from the warm-up's end to the run's (each bot hands its samples over
+    // every `FLUSH_EVERY`), and so does bot-time, to the part of a second.
+    let warm_at = start + options.warmup;
     let mut next_second = start + Duration::from_secs(1);
     while next_second <= end {
+        if warm_at < next_second && !lock(&shared).measuring {
+            tokio::time::sleep_until(warm_at.into()).await;
+            lock(&shared).measuring = true;
+        }
         tokio::time::sleep_until(next_second.into()).await;
         let t = next_second.duration_since(start).as_secs();
         let second = {
@@ -201,9 +208,10 @@ pub async fn run(options: Options) -> Result<Report> {
             second.rtt_p99_ms = Percentiles::of(&agg.second_rtt_us).p99_ms;
             agg.second_rtt_us.reset();
             if agg.measuring {
-                agg.bot_seconds += agg.connected_now as f64;
+                let from = warm_at.max(next_second - Duration::from_secs(1));
+                agg.bot_seconds +=
+                    agg.connected_now as f64 * next_second.duration_since(from).as_secs_f64();
             }
-            agg.measuring = next_second.duration_since(start) >= options.warmup;
             second
         };
         display.show(&second, &lock(&shared));
@@ -215,10 +223,14 @@ pub async fn run(options: Options) -> Result<Report> {
         // The run's last part of a second (a duration that is not whole seconds): its
         // bytes and snapshots are counted, so its bot-time is too.
         let last_second = next_second - Duration::from_secs(1);
+        if warm_at < end && !lock(&shared).measuring {
+            tokio::time::sleep_until(warm_at.into()).await;
+            lock(&shared).measuring = true;
+        }
         tokio::time::sleep_until(end.into()).await;
         let mut agg = lock(&shared);
         if agg.measuring && end > last_second {
-            let tail = end.duration_since(last_second).as_secs_f64();
+            let tail = end.duration_since(warm_at.max(last_second)).as_secs_f64();
             agg.bot_seconds += agg.connected_now as f64 * tail;
         }
     }
