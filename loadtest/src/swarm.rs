@@ -655,9 +655,9 @@ fn flush(bot: &mut Bot, tally: &mut Tally, shared: &Shared) {
     *tally = Tally::default();
 }
 
-/// A server's disconnect as a report's reason: its name, and its text when it sent one
-/// (the per-address limit and a full server both say `server_full`; the text tells them
-/// apart), cut to 120 characters.
+/// A server's refusal of a login as a report's reason: its name, and its text when it
+/// sent one (the per-address limit and a full server both say `server_full`; the text
+/// tells them apart), cut to 120 characters.
 fn told(reason: DisconnectReason, text: &str) -> String {
     let text = text.trim();
     if text.is_empty() {
@@ -680,8 +680,10 @@ fn client_error_reason(err: &ClientError) -> String {
 }
 
 fn connection_reason(err: &ConnectionError) -> String {
-    if let Some((reason, text)) = close_reason(err) {
-        return told(reason, &text);
+    // A session's end is counted by its reason's name alone, as `answer_frames` counts a
+    // `Disconnect` frame: the frame and the close that follows carry different texts.
+    if let Some((reason, _)) = close_reason(err) {
+        return reason.name().to_owned();
     }
     match err {
         ConnectionError::TimedOut => "timed_out",

@@ -250,19 +250,11 @@ impl CharacterStore for PostgresStore {
         let sessions = self.with_conn(|conn, target| {
             claims::claim(&mut conn.client, account, holder, ttl).map_err(|e| classify(target, e))
         })?;
-        // Below 1 only from rows changed by hand: a session numbered 1 would sort before the
-        // saves stored with a higher one, so the login is refused rather than numbered.
-        sessions
-            .map(|sessions| {
-                u64::try_from(sessions)
-                    .ok()
-                    .filter(|&n| n >= 1)
-                    .ok_or_else(|| StoreError::Corrupt {
-                        account: account.to_owned(),
-                        reason: format!("its claim's session count is {sessions}, below 1"),
-                    })
-            })
-            .transpose()
+        // Counted up from 1 by the statement, and from the stored save's session: below 1
+        // only when rows were changed by hand to hold a negative session, which the load
+        // refuses as corrupt anyway. A refusal here would come after the claim is taken
+        // (held until it lapses), so the count is taken as at least 1.
+        Ok(sessions.map(|sessions| u64::try_from(sessions).unwrap_or(1).max(1)))
     }
 
     fn renew_claims(

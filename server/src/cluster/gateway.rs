@@ -772,11 +772,12 @@ pub(crate) fn run_loop(
             };
             router.on_bus(message);
         }
-        if let Some(job) = router.tick() {
-            match pool.offer(job) {
+        match router.tick() {
+            Some(job) => match pool.offer(job) {
                 Ok(undelivered) => router.undeliverable(undelivered),
                 Err(_) => break,
-            }
+            },
+            None => pool.rest(),
         }
         metrics.inputs_dropped(InputDrop::QueueFull, router.outbox.take_dropped_inputs());
         metrics.players.set(router.players.len() as i64);

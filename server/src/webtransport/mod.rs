@@ -18,6 +18,7 @@
 pub mod h3;
 mod huffman_table;
 pub mod qpack;
+mod session_end;
 
 use quinn::{Connection, RecvStream, SendStream};
 use tracing::debug;
@@ -27,12 +28,6 @@ pub const ALPN: &[u8] = b"h3";
 
 /// `H3_STREAM_CREATION_ERROR`, for peer streams of a type this server does not take.
 const H3_STREAM_CREATION_ERROR: u32 = 0x0103;
-
-/// `H3_NO_ERROR`, closing the connection of a session the client ended.
-const H3_NO_ERROR: u32 = 0x0100;
-
-/// The capsule type of `CLOSE_WEBTRANSPORT_SESSION`.
-const CLOSE_SESSION_CAPSULE: u64 = 0x2843;
 
 /// An open WebTransport session.
 pub struct WtSession {
@@ -46,7 +41,7 @@ pub struct WtSession {
     pub path: String,
     /// The server's HTTP/3 control stream and its side of the CONNECT stream; closing
     /// either would end the session, so they live as long as it does. (The client's side
-    /// is watched for the session's end: [`watch_session_end`].)
+    /// is watched for the session's end: [`session_end::watch`].)
     _keep: (SendStream, SendStream),
 }
 
@@ -78,8 +73,8 @@ pub async fn accept(conn: &Connection) -> Result<(WtSession, SendStream, RecvStr
 
     let (mut connect_send, mut connect_recv) = conn.accept_bi().await.map_err(|_| WtError::Lost)?;
     let session_id = u64::from(connect_send.id());
-    let path = match read_request(&mut connect_recv).await {
-        Ok(path) => path,
+    let (path, early) = match read_request(&mut connect_recv).await {
+        Ok(read) => read,
         Err(err) => {
             if let WtError::Request(refused) = &err {
                 let _ = connect_send
@@ -118,14 +113,19 @@ pub async fn accept(conn: &Connection) -> Result<(WtSession, SendStream, RecvStr
         path,
         _keep: (control, connect_send),
     };
-    tokio::spawn(watch_session_end(conn.clone(), connect_recv));
+    let body = session_end::ConnectBody {
+        early,
+        recv: connect_recv,
+    };
+    tokio::spawn(session_end::watch(conn.clone(), body));
     Ok((session, send, recv))
 }
 
 /// Reads the request's HEADERS frame and checks it; frames of types HTTP/3 does not
 /// define before it are skipped (RFC 9114 §9: a browser may send "grease" frames), within
-/// the handshake's deadline that bounds this whole read.
-async fn read_request(recv: &mut RecvStream) -> Result<String, WtError> {
+/// the handshake's deadline that bounds this whole read. Returns the path and the bytes
+/// read beyond the frame (the start of the body, where the session's end may be told).
+async fn read_request(recv: &mut RecvStream) -> Result<(String, Vec<u8>), WtError> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 2048];
     loop {
@@ -135,7 +135,8 @@ async fn read_request(recv: &mut RecvStream) -> Result<String, WtError> {
         while let Some((kind, payload, used)) = h3::take_frame(&buf[at..])? {
             if kind == h3::FRAME_HEADERS {
                 let fields = qpack::decode(payload).map_err(h3::RequestError::from)?;
-                return Ok(h3::check_request(&fields)?);
+                let path = h3::check_request(&fields)?;
+                return Ok((path, buf[at + used..].to_vec()));
             }
             if !h3::is_extension_frame(kind) {
                 return Err(h3::RequestError::NotHeaders(kind).into());
@@ -157,37 +158,6 @@ async fn read_varint(recv: &mut RecvStream) -> Option<u64> {
     let len = 1usize << (bytes[0] >> 6);
     recv.read_exact(&mut bytes[1..len]).await.ok()?;
     h3::varint(&mut &bytes[..len])
-}
-
-/// Reads the client's side of the CONNECT stream, capsule by capsule, until the client
-/// ends the session (a `CLOSE_WEBTRANSPORT_SESSION` capsule, the stream's end or reset),
-/// then closes the connection; other capsules are skipped. Ends with the connection.
-async fn watch_session_end(conn: Connection, mut recv: RecvStream) {
-    let mut sink = [0u8; 1024];
-    loop {
-        let Some(kind) = read_varint(&mut recv).await else {
-            break;
-        };
-        let Some(mut len) = read_varint(&mut recv).await else {
-            break;
-        };
-        if kind == CLOSE_SESSION_CAPSULE {
-            break;
-        }
-        while len > 0 {
-            let take = len.min(sink.len() as u64) as usize;
-            match recv.read(&mut sink[..take]).await {
-                Ok(Some(n)) => len -= n as u64,
-                Ok(None) | Err(_) => {
-                    len = 0;
-                }
-            }
-        }
-    }
-    if conn.close_reason().is_none() {
-        debug!("the client ended its WebTransport session");
-        conn.close(H3_NO_ERROR.into(), b"the WebTransport session ended");
-    }
 }
 
 /// Takes the browser's unidirectional streams: its control stream and its QPACK streams

@@ -227,8 +227,9 @@ async fn bad_webtransport_requests_are_refused_and_others_play_on() {
 }
 
 /// A client ends its session as a browser's `transport.close()` does: a
-/// `CLOSE_WEBTRANSPORT_SESSION` capsule on the CONNECT stream (here after a capsule of
-/// another type, which is skipped), or the end of that stream alone. The server closes the
+/// `CLOSE_WEBTRANSPORT_SESSION` capsule in the CONNECT stream's DATA frames (here after a
+/// capsule of another type, which is skipped, and split across two frames, the stream left
+/// open), or the end of that stream alone. The server closes the
 /// connection, and the character leaves the world: no snapshot keeps coming, no client is
 /// counted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -252,7 +253,10 @@ async fn a_session_the_client_closes_ends() {
             h3::put_varint(&mut capsules, 6);
             capsules.extend_from_slice(&7u32.to_be_bytes());
             capsules.extend_from_slice(b"ok");
-            connect_send.write_all(&capsules).await.unwrap();
+            let (first, second) = capsules.split_at(4);
+            let mut frames = h3::frame(0x00, first);
+            frames.extend(h3::frame(0x00, second));
+            connect_send.write_all(&frames).await.unwrap();
         } else {
             connect_send.finish().unwrap();
         }

@@ -46,7 +46,7 @@ fn millis(ttl: Duration) -> i64 {
 }
 
 /// [`crate::CharacterStore::claim`]: the session's number as the statement returned it
-/// (counted up from 1, unless rows were damaged by hand: the caller checks).
+/// (counted up from 1, unless rows were damaged by hand: the caller takes it as at least 1).
 pub(super) fn claim(
     client: &mut Client,
     account: &str,

@@ -385,38 +385,6 @@ fn a_session_is_numbered_above_the_saves_before_it() {
     assert_eq!(store.claim("bob", "gw1 1", long).unwrap(), Some(1));
 }
 
-/// Session counts damaged by hand (negative in both tables) refuse the login as
-/// `Corrupt`, naming the account, instead of numbering it below the saves stored with it.
-#[test]
-fn a_damaged_session_count_refuses_the_login() {
-    use std::time::Duration;
-    use store::SaveOrder;
-    let pg = Postgres::new();
-    let mut store = pg.open();
-    let long = Duration::from_secs(60);
-    let mut ada = crate::save("ada", [1.0, 1.0], 10);
-    ada.order = Some(SaveOrder {
-        session: 5,
-        epoch: 1,
-    });
-    store.save_batch(std::slice::from_ref(&ada)).unwrap();
-    assert_eq!(store.claim("ada", "gw1 1", long).unwrap(), Some(6));
-    pg.sql()
-        .batch_execute(
-            "UPDATE characters SET session = -10 WHERE account = 'ada'; \
-             UPDATE account_claims SET sessions = -10, until_ms = 0 WHERE account = 'ada'",
-        )
-        .unwrap();
-    match store.claim("ada", "gw1 1", long) {
-        Err(StoreError::Corrupt { account, reason }) => {
-            assert_eq!(account, "ada");
-            assert!(reason.contains("-9"), "{reason}");
-        }
-        other => panic!("expected Corrupt, got {other:?}"),
-    }
-    assert_eq!(store.claim("bob", "gw1 1", long).unwrap(), Some(1));
-}
-
 /// An error of the server says what the server said (its code, message and the table and
 /// constraint it names), not only "db error".
 #[test]
