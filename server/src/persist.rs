@@ -398,17 +398,23 @@ impl State {
         let Some(claims) = self.claims.as_mut() else {
             return Ok(Some(Claimed::new(None, account, 0)));
         };
-        match claims.claim(self.store.as_mut(), account) {
-            Ok(claimed) => {
+        let claimed = claims.claim(self.store.as_mut(), account);
+        self.answer(claimed)
+    }
+
+    /// A store call's answer to a login: the store is marked up or down by it, except that
+    /// a damaged record (the store answered) refuses the login and leaves the store up.
+    fn answer<T>(&mut self, result: Result<T, StoreError>) -> Result<T, LoadError> {
+        match result {
+            Ok(value) => {
                 self.mark_up();
-                Ok(claimed)
+                Ok(value)
             }
-            // The store answered: the account's rows are damaged, the store is not down.
             Err(StoreError::Corrupt { account, reason }) => {
                 error!(
                     %account,
                     %reason,
-                    "the claim cannot be read; login refused, rows kept for an operator"
+                    "a stored record cannot be read: login refused, record kept for an operator"
                 );
                 Err(LoadError::Corrupt { account, reason })
             }
@@ -471,25 +477,8 @@ impl State {
                 order: save.order,
             }));
         }
-        match self.store.load(account) {
-            Ok(found) => {
-                self.mark_up();
-                Ok(found)
-            }
-            // The store answered: the record is damaged, the store is not down.
-            Err(StoreError::Corrupt { account, reason }) => {
-                error!(
-                    %account,
-                    %reason,
-                    "the saved character cannot be read; its login is refused and the record is kept for an operator"
-                );
-                Err(LoadError::Corrupt { account, reason })
-            }
-            Err(err) => {
-                self.mark_down(&err);
-                Err(LoadError::Unavailable)
-            }
-        }
+        let found = self.store.load(account);
+        self.answer(found)
     }
 
     fn write(&mut self) {

@@ -22,12 +22,20 @@ pub(super) async fn unapplicable(conn: &quinn::Connection) {
             changed: Vec::new(),
             left: Vec::new(),
         };
-        let bytes = encode_datagram(&ServerDatagram::Snapshot(snapshot)).unwrap();
-        if conn.send_datagram(bytes.into()).is_err() {
+        if !send_then_wait(conn, snapshot).await {
             return;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Sends `snapshot`, then waits a tick; `false` once the connection is gone.
+async fn send_then_wait(conn: &quinn::Connection, snapshot: Snapshot) -> bool {
+    let bytes = encode_datagram(&ServerDatagram::Snapshot(snapshot)).unwrap();
+    if conn.send_datagram(bytes.into()).is_err() {
+        return false;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    true
 }
 
 /// [`Play::GiantThenSilent`]'s session.
@@ -51,11 +59,9 @@ pub(super) async fn giant(conn: &quinn::Connection) {
             changed: Vec::new(),
             left: Vec::new(),
         };
-        let bytes = encode_datagram(&ServerDatagram::Snapshot(snapshot)).unwrap();
-        if conn.send_datagram(bytes.into()).is_err() {
+        if !send_then_wait(conn, snapshot).await {
             return;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     conn.closed().await;
 }
