@@ -545,7 +545,7 @@ fn census(cluster: &Path, seconds: f64, out: Option<&Path>, min_handoffs: u64) -
         let file = server::cluster::ClusterFile::load(cluster)?;
         server::cluster::census::watch(
             &file.nats,
-            file.zones.len(),
+            file.zones.iter().map(|zone| zone.name.clone()).collect(),
             std::time::Duration::from_secs_f64(seconds),
             signal,
         )

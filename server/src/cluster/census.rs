@@ -8,7 +8,7 @@
 //! [`watch`] feeds it from NATS for `server census`, the loopback bench and the compose
 //! cluster.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -41,7 +41,8 @@ pub struct CensusReport {
     pub zones: usize,
     /// Frames checked.
     pub frames: u64,
-    /// Messages on the frame subjects that were not frames (named in `bad_messages`).
+    /// Messages on the frame subjects that were not frames of the cluster file's zones
+    /// (named in `bad_messages`).
     pub bad_frames: u64,
     /// Checks made once every zone had published: each frame after that is one.
     pub checks: u64,
@@ -123,6 +124,8 @@ struct Latest {
 #[derive(Debug, Default)]
 pub struct Census {
     report: CensusReport,
+    /// The zones the cluster file names.
+    names: BTreeSet<String>,
     latest: BTreeMap<String, Latest>,
     /// The zone each id was last seen real in.
     owner: HashMap<NetId, String>,
@@ -138,13 +141,16 @@ pub struct Census {
 }
 
 impl Census {
-    /// A census of a cluster of `zones` zones.
-    pub fn new(zones: usize) -> Census {
+    /// A census of the cluster whose zones are `names` (the cluster file's): a frame
+    /// under any other name is counted as a bad message, not taken for a zone.
+    pub fn new(names: impl IntoIterator<Item = impl Into<String>>) -> Census {
+        let names: BTreeSet<String> = names.into_iter().map(Into::into).collect();
         Census {
             report: CensusReport {
-                zones,
+                zones: names.len(),
                 ..CensusReport::default()
             },
+            names,
             ..Census::default()
         }
     }
@@ -165,6 +171,14 @@ impl Census {
 
     /// Takes one zone's frame and checks the rules over every zone's latest frame.
     pub fn observe(&mut self, frame: &ZoneFrame) {
+        if !self.names.contains(&frame.zone) {
+            let mut name = frame.zone.clone();
+            name.truncate(name.floor_char_boundary(64));
+            self.bad_message(format!(
+                "mmo.zone.*.frame: a frame of zone {name:?}, which the cluster file does not name"
+            ));
+            return;
+        }
         self.report.frames += 1;
         let others = self.report.zones.saturating_sub(1).max(1) as u64;
         let mut went_down = Vec::new();
@@ -281,7 +295,7 @@ impl Census {
 /// `stop` completes, and returns what the census saw.
 pub async fn watch(
     url: &str,
-    zones: usize,
+    zones: Vec<String>,
     duration: Duration,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<CensusReport> {
@@ -351,7 +365,7 @@ mod tests {
     #[test]
     fn a_handoff_done_by_the_rules_keeps_the_census_exact() {
         use Custody::{InFlight, Real};
-        let mut census = Census::new(2);
+        let mut census = Census::new(["east", "west"]);
         census.observe(&frame("west", 1, 1, vec![npc(1, Real), npc(2, Real)]));
         assert_eq!(census.report().checks, 0, "east has not published yet");
         census.observe(&frame("east", 7, 1, vec![npc(3, Real)]));
@@ -370,7 +384,7 @@ mod tests {
     #[test]
     fn an_id_real_in_two_zones_is_caught() {
         use Custody::Real;
-        let mut census = Census::new(2);
+        let mut census = Census::new(["east", "west"]);
         census.observe(&frame("west", 1, 1, vec![npc(1, Real), npc(2, Real)]));
         // East makes 2 real before west has let it go.
         census.observe(&frame("east", 2, 1, vec![npc(2, Real)]));
@@ -388,7 +402,7 @@ mod tests {
     #[test]
     fn an_npc_in_no_zone_is_caught_but_a_restart_may_change_the_count() {
         use Custody::{InFlight, Real};
-        let mut census = Census::new(2);
+        let mut census = Census::new(["east", "west"]);
         census.observe(&frame("west", 1, 1, vec![npc(1, Real), npc(2, InFlight)]));
         census.observe(&frame("east", 2, 1, vec![npc(3, Real)]));
         // West forgets 2 with east never making it real: it is in nobody's custody.
@@ -396,7 +410,7 @@ mod tests {
         assert_eq!(census.report().npc_changes, 1);
         assert!(!census.report().passed());
 
-        let mut census = Census::new(2);
+        let mut census = Census::new(["east", "west"]);
         census.observe(&frame("west", 1, 1, vec![npc(1, Real)]));
         census.observe(&frame("east", 2, 1, vec![npc(3, Real), npc(4, Real)]));
         // East killed and started again: a new incarnation, its NPCs placed a few ticks
@@ -416,7 +430,7 @@ mod tests {
     fn a_silent_zone_is_taken_for_down_and_claims_nothing() {
         use Custody::Real;
         let player = |i| body(i, Real, EntityKind::Player);
-        let mut census = Census::new(2);
+        let mut census = Census::new(["east", "west"]);
         census.observe(&frame("west", 1, 1, vec![npc(1, Real)]));
         census.observe(&frame("east", 2, 1, vec![npc(2, Real), player(9)]));
         // East is killed; a second of west's frames later it is down, and its player
@@ -432,7 +446,7 @@ mod tests {
         assert_eq!(report.players_last, 1);
         assert_eq!(report.handoffs, 0, "a join from the store is no handoff");
         // Before a second, the same join would be a double.
-        let mut census = Census::new(2);
+        let mut census = Census::new(["east", "west"]);
         census.observe(&frame("west", 1, 1, vec![npc(1, Real)]));
         census.observe(&frame("east", 2, 1, vec![npc(2, Real), player(9)]));
         for tick in 2..=10 {
@@ -445,7 +459,7 @@ mod tests {
     #[test]
     fn players_joining_and_leaving_do_not_count_as_npcs() {
         use Custody::Real;
-        let mut census = Census::new(1);
+        let mut census = Census::new(["all"]);
         census.observe(&frame("all", 1, 1, vec![npc(1, Real)]));
         census.observe(&frame(
             "all",
@@ -461,10 +475,51 @@ mod tests {
 
     #[test]
     fn a_message_that_is_not_a_frame_fails_the_census() {
-        let mut census = Census::new(1);
+        let mut census = Census::new(["all"]);
         census.observe(&frame("all", 1, 1, vec![]));
         census.bad_message("mmo.zone.all.frame: truncated".to_owned());
         assert!(!census.report().passed());
         assert_eq!(census.report().bad_messages.len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod strangers {
+    use protocol::bus::ZoneFrame;
+
+    use super::Census;
+
+    fn empty(zone: &str) -> ZoneFrame {
+        ZoneFrame {
+            zone: zone.to_owned(),
+            incarnation: 1,
+            tick: 1,
+            bodies: Vec::new(),
+            applied: Vec::new(),
+        }
+    }
+
+    /// A frame under a name the cluster file does not give (another cluster on the same
+    /// NATS, say) is a bad message: it does not stand in for a silent zone, and its name
+    /// is not kept.
+    #[test]
+    fn a_frame_of_a_zone_the_file_does_not_name_is_a_bad_message() {
+        let mut census = Census::new(["east", "west"]);
+        census.observe(&empty("west"));
+        for k in 0..1_000 {
+            census.observe(&empty(&format!("stranger-{k}")));
+        }
+        let report = census.report();
+        assert_eq!(
+            report.checks, 0,
+            "checked with east never heard: {report:?}"
+        );
+        assert_eq!(report.bad_frames, 1_000);
+        assert!(
+            report.bad_messages[0].contains("\"stranger-0\""),
+            "{report:?}"
+        );
+        assert!(!report.passed());
+        assert_eq!(census.latest.len(), 1, "strangers kept");
     }
 }

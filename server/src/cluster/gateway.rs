@@ -506,6 +506,8 @@ impl Router {
                             player.missing_since = None;
                         }
                         Err(why) => {
+                            // Asked again after REJOIN_AFTER anew, not at every tick.
+                            player.missing_since = Some(Instant::now());
                             warn!(?id, %why, "asking for a character again failed; will retry")
                         }
                     }

@@ -211,7 +211,8 @@ pub enum ClusterError {
         error: Box<ClusterError>,
     },
     /// More NPCs, zones or gateways than a cluster can hold (ids carry a zone's or a
-    /// gateway's number in 7 bits).
+    /// gateway's number in 7 bits; a zone spawns at most 16,000 NPCs, so that its frame
+    /// fits in one bus message, and a cluster at most 100,000).
     #[error("{what} is {got}, more than the {most} a cluster can hold")]
     TooMany {
         /// "npcs", "zones" or "gateways".
@@ -321,8 +322,11 @@ impl ClusterFile {
         if self.zones.is_empty() {
             return Err(ClusterError::NoZones);
         }
+        // Each zone spawns at most its room's worth of NPCs (zone_world::NPC_ROOM: a
+        // zone's frame must fit in one bus message).
+        let room = (zone_world::NPC_ROOM as u64).saturating_mul(self.zones.len() as u64);
         let counts = [
-            ("npcs", u64::from(self.npcs), MAX_NPCS),
+            ("npcs", u64::from(self.npcs), MAX_NPCS.min(room)),
             ("zones", self.zones.len() as u64, MAX_ZONES),
             ("gateways", self.gateways.len() as u64, MAX_GATEWAYS),
         ];
@@ -509,7 +513,17 @@ region = [128, 0, 256, 257]
             Err(ClusterError::TooMany {
                 what: "npcs",
                 got: 4_000_000_000,
-                most: 100_000
+                most: 32_000
+            })
+        );
+        // One zone's frame lists at most 16,000 NPCs: 100,000 need seven zones.
+        let one = "npcs = 100000\nnats = \"x\"\n[[zones]]\nname = \"all\"\nregion = [0, 0, 9, 9]\n";
+        assert_eq!(
+            ClusterFile::from_toml(one),
+            Err(ClusterError::TooMany {
+                what: "npcs",
+                got: 100_000,
+                most: 16_000
             })
         );
         // Zone 128's NPC ids would carry the players' bit; gateway 129's ids would be

@@ -505,6 +505,7 @@ fn zone_loop(
             }
         }
         m.orphans_removed.inc_by(zone.take_orphans_removed());
+        m.handoffs_failed.inc_by(zone.take_flights_expired());
         let counts = zone.counts();
         m.reals.set(counts.reals as i64);
         m.in_flight.set(counts.in_flight as i64);

@@ -21,7 +21,7 @@ use protocol::bus::{
     ZoneAnnounce, ZoneFrame,
 };
 use protocol::{Command, NetId};
-use sim::{Brain, Carried, EntityId, Input, Kind, Vec2, World, WorldConfig};
+use sim::{Carried, EntityId, Input, Kind, Vec2, World, WorldConfig};
 use store::SaveOrder;
 use tracing::{info, warn};
 
@@ -157,8 +157,9 @@ pub(crate) struct ZoneWorld {
     /// Where bodies went, so late inputs and leaves follow them.
     handed_to: HashMap<NetId, (String, u64)>,
     /// Players whose leave came while their body was not real here (offered to or taken
-    /// over from a neighbour), with the tick: should the body become real here after all
-    /// (the offer refused, or the body still spawning), it leaves then.
+    /// over from a neighbour, or not offered here yet), with the tick: should the body
+    /// become real here after all (the offer refused, the body still spawning, or the
+    /// offer coming after the leave), it leaves then.
     left: HashMap<NetId, u64>,
     inputs: Vec<Input>,
     /// What each of this tick's spawning inputs is for, with its place in `inputs`.
@@ -179,8 +180,10 @@ pub(crate) struct ZoneWorld {
     ticks: u64,
     /// The gateways heard from: their players' characters go with them.
     gateways: gateways::Gateways,
-    /// Characters removed because their gateway was gone, not yet taken for the metrics.
+    /// Characters removed because their gateway was gone, and offers taken back unanswered
+    /// ([`ZoneWorld::expire_flights`]), not yet taken for the metrics.
     orphans_removed: u64,
+    flights_expired: u64,
     /// Whether a message came since the last tick.
     heard_bus: bool,
 }
@@ -191,6 +194,9 @@ const ANNOUNCE_EVERY_TICKS: u64 = 20;
 const SAVE_EVERY_TICKS: u64 = 10;
 /// How long a zone remembers where a body went, ticks (late inputs follow it).
 const REMEMBER_HANDED_TICKS: u64 = 200;
+/// Leaves remembered for bodies not here (yet) at most: a bound on what a flood of leaves
+/// for unknown ids holds.
+const LEFT_AHEAD_MAX: usize = 16_384;
 /// Ticks a starting zone waits for its neighbours' frames before spawning its NPCs.
 const NPC_SPAWN_WAIT_TICKS: u64 = 40;
 /// A neighbour whose last frame is older than this is taken for down.
@@ -200,6 +206,8 @@ pub(crate) use protocol::bus::PLAYER_BIT;
 mod gateways;
 mod players;
 mod spawns;
+
+pub(crate) use spawns::NPC_ROOM;
 
 impl ZoneWorld {
     /// Zone `index` of `file` on `mesh`, with its share of the NPCs spawned at the first
@@ -237,6 +245,7 @@ impl ZoneWorld {
             ticks: 0,
             gateways: gateways::Gateways::new(Instant::now()),
             orphans_removed: 0,
+            flights_expired: 0,
             heard_bus: false,
             file,
         };
@@ -271,47 +280,6 @@ impl ZoneWorld {
         }
         info!(zone = %self.spec.name, npcs = placed, "NPC spawn points chosen in the region");
     }
-
-    /// Spawns the NPCs once every neighbour has been heard from (or after
-    /// [`NPC_SPAWN_WAIT_TICKS`]): a zone started again must not put its NPCs on bodies
-    /// its neighbours kept, or walked into its region, while it was down. A spawn point
-    /// such a body stands on is skipped.
-    fn place_npcs(&mut self) {
-        if self.npcs_to_place.is_empty() {
-            return;
-        }
-        if !self.heard_from_neighbours() {
-            return;
-        }
-        let clear = 2.0 * RADIUS_M + 0.1;
-        // The neighbours' bodies at the region's edge, and this zone's own: players who
-        // joined while the NPCs waited, bodies handed over to it, and this tick's spawns.
-        let mut taken: Vec<Vec2> = self
-            .frames
-            .values()
-            .flat_map(|(frame, _)| frame.bodies.iter())
-            .filter(|b| self.spec.distance(b.pos[0], b.pos[1]) <= clear)
-            .map(|b| Vec2::new(b.pos[0], b.pos[1]))
-            .collect();
-        taken.extend(self.occupied());
-        let mut skipped = 0;
-        for pos in std::mem::take(&mut self.npcs_to_place) {
-            if taken.iter().any(|t| (*t - pos).length() < clear) {
-                skipped += 1;
-                continue;
-            }
-            self.inputs.push(Input::Spawn {
-                kind: Kind::Npc,
-                pos,
-                radius_m: RADIUS_M,
-                speed_mps: SPEED_MPS,
-                brain: Brain::Wander,
-            });
-            self.spawned_for(Spawning::Npc);
-        }
-        info!(zone = %self.spec.name, skipped, "NPCs spawned");
-    }
-
     /// Whether this zone has a frame of every neighbour (or has waited
     /// [`NPC_SPAWN_WAIT_TICKS`] for them): until then its world lacks the ghosts of the
     /// neighbours' bodies at its edge, and new bodies (NPCs, joining characters) wait, or
@@ -413,8 +381,16 @@ impl ZoneWorld {
             .map(|r| r.epoch)
             .or_else(|| self.in_flight.get(&handoff.id).map(|f| f.epoch))
             .or_else(|| self.spawning_epoch(handoff.id));
-        let why = if held.is_some_and(|epoch| epoch >= handoff.epoch) {
+        let named = self.file.zones.iter().any(|zone| zone.name == handoff.from);
+        let why = if !named || handoff.from == self.spec.name {
+            Some(format!(
+                "{:?} is not another zone of the cluster file",
+                handoff.from
+            ))
+        } else if held.is_some_and(|epoch| epoch >= handoff.epoch) {
             Some(format!("epoch {} is not newer than ours", handoff.epoch))
+        } else if let Some(why) = self.no_room(handoff.player.is_none()) {
+            Some(why)
         } else if !carried(&handoff.body).is_valid() {
             Some("the body's numbers are not usable".to_owned())
         } else if let Some(player) = &handoff.player {
@@ -498,6 +474,11 @@ impl ZoneWorld {
         std::mem::take(&mut self.orphans_removed)
     }
 
+    /// Offers taken back with no answer since the last call.
+    pub(crate) fn take_flights_expired(&mut self) -> u64 {
+        std::mem::take(&mut self.flights_expired)
+    }
+
     /// One tick: ghosts placed, players' commands, the world stepped, bodies handed over,
     /// the frame and the answers queued. Returns what to say on the bus, in order.
     pub(crate) fn tick(&mut self) -> (sim::StepOutput, Vec<ZoneOut>) {
@@ -510,6 +491,7 @@ impl ZoneWorld {
             self.drop_orphans();
         }
         self.place_npcs();
+        self.flights_expired += self.expire_flights(Instant::now());
         if !self.deferred_joins.is_empty() && self.heard_from_neighbours() {
             for (request, reply) in std::mem::take(&mut self.deferred_joins) {
                 self.place_join(request, reply);

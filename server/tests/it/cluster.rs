@@ -172,10 +172,11 @@ impl CensusRun {
     }
 }
 
-/// Starts a census of `zones` zones on the NATS server at `nats`.
-pub(crate) async fn census(nats: &str, zones: usize) -> CensusRun {
+/// Starts a census of the zones named `zones` on the NATS server at `nats`.
+pub(crate) async fn census(nats: &str, zones: &[&str]) -> CensusRun {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let url = nats.to_owned();
+    let zones: Vec<String> = zones.iter().map(|&zone| zone.to_owned()).collect();
     let task = tokio::spawn(async move {
         server::cluster::census::watch(&url, zones, Duration::from_secs(3_600), async {
             let _ = stopped.await;
@@ -200,7 +201,7 @@ async fn two_zones_one_gateway_bots_and_an_exact_census() {
     for m in metrics {
         wait_ticking(m).await;
     }
-    let census = census(&url, 2).await;
+    let census = census(&url, &["west", "east"]).await;
     let listener = async_nats::connect(&url).await.unwrap();
     let mut directory = listener.subscribe("mmo.directory").await.unwrap();
     let gateway = start_gateway(
@@ -427,7 +428,7 @@ async fn zones_ride_out_a_nats_restart() {
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let census = census(&url, 2).await;
+    let census = census(&url, &["west", "east"]).await;
     tokio::time::sleep(Duration::from_secs(8)).await;
     let census = census.finish().await;
     let after = handoffs().await;

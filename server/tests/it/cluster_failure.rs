@@ -144,7 +144,7 @@ async fn a_zone_killed_and_restarted_gives_its_players_back() {
     for m in metrics {
         wait_ticking(m).await;
     }
-    let census = census(&url, 2).await;
+    let census = census(&url, &["west", "east"]).await;
     let gateway = gateway(&file).await;
     let seen = Arc::new(Mutex::new(BTreeMap::new()));
     let (stop, stopped) = watch::channel(false);
@@ -220,7 +220,7 @@ async fn a_gateway_shut_down_takes_its_players_out_of_the_zones() {
     for m in metrics {
         wait_ticking(m).await;
     }
-    let census = census(&url, 2).await;
+    let census = census(&url, &["west", "east"]).await;
     let gateway = gateway(&file).await;
     let players = join_players(gateway.quic_addr, gateway.fingerprint, "leaver", PLAYERS).await;
     gateway.shutdown().await.unwrap();
@@ -299,7 +299,7 @@ async fn a_gateway_killed_takes_its_players_out_of_the_zones() {
     for m in metrics {
         wait_ticking(m).await;
     }
-    let census = census(&url, 2).await;
+    let census = census(&url, &["west", "east"]).await;
     let fingerprint_file = dir.join("gateway.fingerprint");
     let log = std::fs::File::create(dir.join("gateway.log")).unwrap();
     let mut gateway = Killed(

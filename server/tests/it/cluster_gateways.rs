@@ -82,7 +82,7 @@ async fn players_of_two_gateways_see_and_follow_each_other() {
     for m in metrics {
         wait_ticking(m).await;
     }
-    let census = census(&url, 2).await;
+    let census = census(&url, &["west", "east"]).await;
     let config = Config {
         max_clients_per_ip: 1_000,
         shutdown_grace_secs: 0.5,

@@ -11,7 +11,7 @@ use protocol::{Command, DisconnectReason, EntityKind, Motion, NetId};
 use tokio::sync::{mpsc, oneshot};
 
 use super::joins::JOIN_ANSWER_WAIT;
-use super::{GatewayIn, GatewayOut, ID_COUNTER, Router};
+use super::{GatewayIn, GatewayOut, ID_COUNTER, REJOIN_AFTER, Router};
 use crate::cluster::ClusterFile;
 use crate::game::{Joined, Kick, ToWorld};
 use crate::interest::ViewRange;
@@ -713,4 +713,54 @@ fn a_stopping_gateway_lets_every_character_go() {
     }
     router.let_everyone_go();
     assert!(said(&mut rx).is_empty(), "told twice");
+}
+
+/// A character asked for again whose join fails (last seen in east's region within the
+/// handoff margin, still real in west when west died; its saved position, in west, sends
+/// the join to west, which answers "no responders") is asked for again only once it has
+/// been missing [`REJOIN_AFTER`] anew: not at every tick, each time with a store load, a
+/// NATS request and its epoch raised.
+#[test]
+fn a_failed_rejoin_waits_before_it_is_asked_again() {
+    let (mut router, mut rx) = router(1024);
+    let (id, _kicks) = live(&mut router, &mut rx, 1, "ada");
+    let GatewayIn::Frame(mut f) = west_frame(&[id]) else {
+        unreachable!("a frame")
+    };
+    f.bodies[0].pos = [21.0, 5.0];
+    router.on_bus(GatewayIn::Frame(f));
+    router.tick();
+    while rx.try_recv().is_ok() {}
+    // West is killed: its last frame ages past ZONE_STALE; east goes on publishing.
+    for (_, at) in router.frames.values_mut() {
+        *at -= Duration::from_secs(2);
+    }
+    let east = ZoneFrame {
+        zone: "east".to_owned(),
+        incarnation: 2,
+        tick: 1,
+        bodies: Vec::new(),
+        applied: Vec::new(),
+    };
+    let mut asked = 0;
+    for tick in 0..20 {
+        router.on_bus(GatewayIn::Frame(Box::new(east.clone())));
+        if tick == 1 {
+            // Missing (since the last tick) long enough to be asked for at once.
+            for player in router.players.values_mut() {
+                if let Some(since) = player.missing_since.as_mut() {
+                    *since -= REJOIN_AFTER * 2;
+                }
+            }
+        }
+        router.tick();
+        while let Ok(out) = rx.try_recv() {
+            if let GatewayOut::Join { reload: true, .. } = out {
+                asked += 1;
+                let why = Err("zone west: no responders".to_owned());
+                router.on_bus(GatewayIn::Joined(id, "west".to_owned(), why));
+            }
+        }
+    }
+    assert_eq!(asked, 1, "asked again at every tick");
 }

@@ -6,7 +6,7 @@ use sim::{Brain, Input, Kind, Vec2};
 
 use tracing::warn;
 
-use super::{Spawning, ZoneWorld};
+use super::{LEFT_AHEAD_MAX, PLAYER_BIT, Spawning, ZoneWorld};
 use crate::cluster::bus::Verb;
 use crate::game::{RADIUS_M, SPEED_MPS, command_input};
 use crate::persist::now_ms;
@@ -53,6 +53,11 @@ impl ZoneWorld {
     /// Puts a joining character on a free spot near where it asked to appear (see
     /// [`ZoneWorld::join`]; the tick calls this after syncing the ghosts).
     pub(super) fn place_join(&mut self, request: JoinRequest, reply: Option<String>) {
+        if let Some(why) = self.no_room(false) {
+            warn!(zone = %self.spec.name, id = ?request.id, %why, "join refused");
+            self.answer_join(reply, request.id, Some(why));
+            return;
+        }
         let [x, y] = request.at;
         let pos = if x.is_finite() && y.is_finite() {
             let wanted = navmesh::Point::new(f64::from(x), f64::from(y));
@@ -120,10 +125,14 @@ impl ZoneWorld {
         // Not real here: offered to a neighbour (which may refuse it, and then it is taken
         // back), handed over, or taken over and spawning this tick. The leave follows it,
         // and is remembered should the body become real here after all
-        // ([`ZoneWorld::make_real`]).
+        // ([`ZoneWorld::make_real`]). A player's leave for a body this zone has not heard
+        // of is remembered too: a neighbour forwards the leave of a body it is offering
+        // here, and the offer (a request of its own) may come after it. Player ids are
+        // never given again, so a remembered leave cannot end a later login.
         let to = (self.in_flight.get(&id).map(|flight| flight.to.clone()))
             .or_else(|| self.handed_to.get(&id).map(|(to, _)| to.clone()));
-        if to.is_some() || self.spawning_epoch(id).is_some() {
+        let ahead = id.index & PLAYER_BIT != 0 && self.left.len() < LEFT_AHEAD_MAX;
+        if to.is_some() || self.spawning_epoch(id).is_some() || ahead {
             self.left.insert(id, self.ticks);
         }
         if let Some(to) = to {
@@ -214,7 +223,8 @@ mod tests {
         let mesh = build_source("room", &text, SourceKind::Grid).unwrap().mesh;
         let file = ClusterFile::from_toml(
             "npcs = 0\nnats = \"nats://127.0.0.1:4222\"\n\
-             [[zones]]\nname = \"all\"\nregion = [0, 0, 30, 30]\n",
+             [[zones]]\nname = \"all\"\nregion = [0, 0, 30, 30]\n\
+             [[zones]]\nname = \"far\"\nregion = [900, 900, 930, 930]\n",
         )
         .unwrap();
         ZoneWorld::new(Arc::new(mesh), Arc::new(file), 0, 1, None)
@@ -332,7 +342,7 @@ mod tests {
             let mut to = zone();
             let reply = format!("ack.{n}");
             let handoff = Handoff {
-                from: "next door".to_owned(),
+                from: "far".to_owned(),
                 id,
                 epoch: 1,
                 player: Some(HandoffPlayer {
@@ -357,7 +367,7 @@ mod tests {
         // The same body with a good account is taken.
         let mut to = zone();
         let handoff = Handoff {
-            from: "next door".to_owned(),
+            from: "far".to_owned(),
             id,
             epoch: 1,
             player: Some(HandoffPlayer {
@@ -396,7 +406,8 @@ mod tests {
         let file = Arc::new(
             ClusterFile::from_toml(
                 "npcs = 0\nnats = \"nats://127.0.0.1:4222\"\n\
-                 [[zones]]\nname = \"all\"\nregion = [0, 0, 30, 30]\n",
+                 [[zones]]\nname = \"all\"\nregion = [0, 0, 30, 30]\n\
+             [[zones]]\nname = \"far\"\nregion = [900, 900, 930, 930]\n",
             )
             .unwrap(),
         );
@@ -422,7 +433,7 @@ mod tests {
         let mut next = ZoneWorld::new(mesh, file, 0, 2, saver());
         next.handle(ZoneIn::Handoff(
             Box::new(Handoff {
-                from: "all".to_owned(),
+                from: "far".to_owned(),
                 id,
                 epoch: 4,
                 player: Some(HandoffPlayer {

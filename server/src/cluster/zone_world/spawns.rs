@@ -2,15 +2,110 @@
 //! character, an adopted or taken-back body, a ghost), by the place of the input that
 //! spawned it, and telling whoever asked when the world refused one.
 
+use std::time::{Duration, Instant};
+
 use protocol::NetId;
 use sim::EntityId;
 use tracing::{debug, error, info, warn};
 
-use sim::Input;
+use sim::{Brain, Input, Kind, Vec2};
 
 use super::{Player, Real, Spawning, ZoneWorld};
+use crate::cluster::bus::REQUEST_TIMEOUT;
+use crate::game::{RADIUS_M, SPEED_MPS};
+
+/// The most bodies a zone holds: a frame listing them all, each with the largest
+/// numbers its fields can take and each a player with an applied input, stays within
+/// the bus's message limit ([`protocol::codec::MAX_BUS_BYTES`]; a test checks it).
+pub(crate) const MAX_ZONE_BODIES: usize = 20_000;
+/// The most NPCs a zone spawns or takes over: the rest of [`MAX_ZONE_BODIES`] is kept
+/// for players.
+pub(crate) const NPC_ROOM: usize = 16_000;
+
+/// How long a body stays offered with no answer before it is taken back: longer than a
+/// request waits for its answer, which normally settles the offer first.
+pub(super) const FLIGHT_MAX: Duration = REQUEST_TIMEOUT.saturating_mul(3);
 
 impl ZoneWorld {
+    /// The bodies this zone's frame lists (real and in flight), and those spawning this
+    /// tick.
+    pub(super) fn bodies_held(&self) -> usize {
+        self.reals.len() + self.in_flight.len() + self.spawning.len()
+    }
+
+    /// Why a body cannot come here (a join, or an offer of `kind`), if it cannot: the
+    /// zone holds as many as its frame may list ([`MAX_ZONE_BODIES`]; NPCs only up to
+    /// [`NPC_ROOM`], so that players always find room).
+    pub(super) fn no_room(&self, npc: bool) -> Option<String> {
+        let (held, most) = (
+            self.bodies_held(),
+            if npc { NPC_ROOM } else { MAX_ZONE_BODIES },
+        );
+        (held >= most).then(|| format!("zone {} is full ({held} bodies)", self.spec.name))
+    }
+
+    /// Spawns the NPCs once every neighbour has been heard from (or after
+    /// [`super::NPC_SPAWN_WAIT_TICKS`]): a zone started again must not put its NPCs on bodies
+    /// its neighbours kept, or walked into its region, while it was down. A spawn point
+    /// such a body stands on is skipped, and so are those past [`NPC_ROOM`].
+    pub(super) fn place_npcs(&mut self) {
+        if self.npcs_to_place.is_empty() {
+            return;
+        }
+        if !self.heard_from_neighbours() {
+            return;
+        }
+        let clear = 2.0 * RADIUS_M + 0.1;
+        // The neighbours' bodies at the region's edge, and this zone's own: players who
+        // joined while the NPCs waited, bodies handed over to it, and this tick's spawns.
+        let mut taken: Vec<Vec2> = self
+            .frames
+            .values()
+            .flat_map(|(frame, _)| frame.bodies.iter())
+            .filter(|b| self.spec.distance(b.pos[0], b.pos[1]) <= clear)
+            .map(|b| Vec2::new(b.pos[0], b.pos[1]))
+            .collect();
+        taken.extend(self.occupied());
+        let (mut skipped, mut full) = (0, 0);
+        for pos in std::mem::take(&mut self.npcs_to_place) {
+            if self.bodies_held() >= NPC_ROOM {
+                full += 1;
+                continue;
+            }
+            if taken.iter().any(|t| (*t - pos).length() < clear) {
+                skipped += 1;
+                continue;
+            }
+            self.inputs.push(Input::Spawn {
+                kind: Kind::Npc,
+                pos,
+                radius_m: RADIUS_M,
+                speed_mps: SPEED_MPS,
+                brain: Brain::Wander,
+            });
+            self.spawned_for(Spawning::Npc);
+        }
+        info!(zone = %self.spec.name, skipped, full, "NPCs spawned");
+    }
+
+    /// Takes back every body offered to a neighbour longer than [`FLIGHT_MAX`] ago with no
+    /// answer (the offer's request was dropped before it left, or its answer was lost on
+    /// the way to the world thread), as a refusal would: a body is never left in flight,
+    /// real nowhere. The offer's epoch is older than the one it is taken back with, so a
+    /// neighbour that took it after all gives it up ([`ZoneWorld::superseded`]'s rule).
+    /// Returns how many were taken back.
+    pub(super) fn expire_flights(&mut self, now: Instant) -> u64 {
+        let expired: Vec<(NetId, u32)> = (self.in_flight.iter())
+            .filter(|(_, flight)| now.saturating_duration_since(flight.since) > FLIGHT_MAX)
+            .map(|(&id, flight)| (id, flight.epoch))
+            .collect();
+        for &(id, epoch) in &expired {
+            warn!(zone = %self.spec.name, ?id, "an offer unanswered for {FLIGHT_MAX:?}: taken back");
+            self.answered(id, epoch, None);
+        }
+        expired.len() as u64
+    }
+
     /// Notes what the input just queued spawns a body for.
     pub(super) fn spawned_for(&mut self, what: Spawning) {
         self.spawning.push((self.inputs.len() - 1, what));

@@ -6,6 +6,7 @@ use protocol::bus::{Custody, FrameBody, JoinRequest, ZoneFrame};
 use protocol::{EntityKind, Motion, NetId};
 use sim::{Kind, Vec2};
 
+use super::spawns::{FLIGHT_MAX, MAX_ZONE_BODIES};
 use super::{NPC_SPAWN_WAIT_TICKS, PLAYER_BIT, ZoneIn, ZoneWorld};
 use crate::cluster::ClusterFile;
 
@@ -359,4 +360,125 @@ fn two_offers_of_one_body_in_one_tick_make_one_body() {
         assert_eq!(zone.reals[&id].epoch, 3, "offers at epochs {epochs:?}");
         assert_eq!(bodies(&zone).len(), 1, "offers at epochs {epochs:?}");
     }
+}
+
+/// A neighbour forwards the leave of a body it is offering here, and the offer (a request
+/// of its own) can come after the leave: the body taken over then leaves at once, instead
+/// of staying here with nobody playing it.
+#[test]
+fn a_leave_that_overtakes_its_offer_holds() {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    zone.tick();
+    let id = NetId {
+        index: PLAYER_BIT | 3,
+        generation: 1,
+    };
+    zone.handle(ZoneIn::Leave(id));
+    zone.handle(offer(id, 1, EntityKind::Player, [17.0, 10.0]));
+    for _ in 0..10 {
+        zone.handle(ZoneIn::GatewayAlive {
+            index: 0,
+            incarnation: 1,
+        });
+        zone.tick();
+    }
+    assert!(
+        !zone.reals.contains_key(&id),
+        "a player who left is real here"
+    );
+    assert!(
+        bodies(&zone).is_empty(),
+        "its body stays: {:?}",
+        bodies(&zone)
+    );
+}
+
+/// An offer whose request never left (dropped on a full outbox) or whose answer was lost
+/// is taken back once it has waited [`FLIGHT_MAX`]: the body is real here again, not in
+/// flight for good.
+#[test]
+fn an_offer_unanswered_is_taken_back() {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    zone.handle(east_frame(1, [35.0, 15.0]));
+    zone.handle(join_at([23.0, 10.0]));
+    let _ = zone.tick();
+    let (&id, flight) = zone.in_flight.iter().next().expect("offered");
+    let (since, offered) = (flight.since, flight.epoch);
+    assert_eq!(
+        zone.expire_flights(since + FLIGHT_MAX / 2),
+        0,
+        "taken back early"
+    );
+    for tick in 2..5 {
+        zone.handle(east_frame(tick, [35.0, 15.0]));
+        let _ = zone.tick();
+    }
+    assert_eq!(zone.expire_flights(since + FLIGHT_MAX * 2), 1);
+    assert!(zone.in_flight.is_empty(), "still in flight");
+    zone.handle(east_frame(5, [35.0, 15.0]));
+    let _ = zone.tick();
+    // Taken back at a newer epoch; standing past the border, it is offered again at once.
+    let epoch = (zone.reals.get(&id).map(|real| real.epoch))
+        .or_else(|| zone.in_flight.get(&id).map(|flight| flight.epoch));
+    assert!(
+        epoch.is_some_and(|epoch| epoch > offered),
+        "taken back at {epoch:?}, not above the offer's {offered}"
+    );
+}
+
+/// A handoff that names a zone the cluster file does not (or this zone itself) is refused.
+#[test]
+fn a_handoff_from_a_zone_the_file_does_not_name_is_refused() {
+    for from in ["nowhere", "west"] {
+        let mut zone = west();
+        zone.npcs_to_place.clear();
+        zone.tick();
+        let id = NetId {
+            index: PLAYER_BIT | 3,
+            generation: 1,
+        };
+        let ZoneIn::Handoff(mut handoff, reply) = offer(id, 1, EntityKind::Player, [17.0, 10.0])
+        else {
+            unreachable!("an offer is a handoff")
+        };
+        handoff.from = from.to_owned();
+        zone.handle(ZoneIn::Handoff(handoff, reply));
+        zone.tick();
+        assert!(
+            !zone.reals.contains_key(&id),
+            "a body from {from:?} was taken"
+        );
+    }
+}
+
+/// A frame of [`MAX_ZONE_BODIES`] bodies, every number as large as it can be and each
+/// body a player with an applied input, fits in one bus message.
+#[test]
+fn a_full_zone_frame_fits_in_one_bus_message() {
+    let body = |k: u32| FrameBody {
+        id: NetId {
+            index: PLAYER_BIT | k,
+            generation: u32::MAX,
+        },
+        epoch: u32::MAX,
+        custody: Custody::InFlight,
+        kind: EntityKind::Player,
+        pos: [f32::MAX, f32::MAX],
+        radius_m: f32::MAX,
+        speed_mps: f32::MAX,
+        motion: Motion::Repulsed,
+    };
+    let bodies: Vec<FrameBody> = (0..MAX_ZONE_BODIES as u32).map(body).collect();
+    let frame = ZoneFrame {
+        zone: "z".repeat(64),
+        incarnation: u32::MAX,
+        tick: u64::MAX,
+        applied: bodies.iter().map(|b| (b.id, u32::MAX)).collect(),
+        bodies,
+    };
+    let message = protocol::bus::BusMessage::Frame(frame);
+    let bytes = crate::cluster::bus::encode(&message).expect("a full zone's frame is sent");
+    assert!(bytes.len() <= protocol::codec::MAX_BUS_BYTES);
 }
