@@ -231,7 +231,16 @@ pub async fn run(path: &Path, name: &str, mut shutdown: watch::Receiver<bool>) -
         HttpLimits::default(),
     ));
 
-    let (in_tx, in_rx) = inbox::inbox(inbox::CONTROL, inbox::DATA, inbox::DATA_BYTES);
+    let (in_tx, in_rx) = inbox::inbox(
+        inbox::Bound {
+            count: inbox::CONTROL,
+            bytes: inbox::CONTROL_BYTES,
+        },
+        inbox::Bound {
+            count: inbox::DATA,
+            bytes: inbox::DATA_BYTES,
+        },
+    );
     let (out_tx, out_rx) = mpsc::channel::<ZoneOut>(OUTBOX);
     let mut subscriptions = Vec::new();
     for verb in [Verb::Join, Verb::Input, Verb::Leave, Verb::Handoff] {

@@ -8,9 +8,10 @@
 //! take a live gateway for gone and remove its players. They travel in a lane of their own,
 //! which a flood of inputs cannot fill, and the world thread reads it first.
 //!
-//! The data lane is bounded by bytes as well as by count: a neighbour's frame may be a
-//! thousand times the size of an input, so a count alone would let a flood of large frames
-//! (from a stalled world thread, or from whoever publishes on the bus) hold gigabytes.
+//! Each lane is bounded by bytes as well as by count: a neighbour's frame or a handoff
+//! (with its path) may be a thousand times the size of an input, so a count alone would
+//! let a flood of large messages (from a stalled world thread, or from whoever publishes
+//! on the bus) hold gigabytes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,48 +26,74 @@ pub(super) const DATA: usize = 65_536;
 pub(super) const DATA_BYTES: usize = 64 * 1024 * 1024;
 /// Joins, leaves, handoffs, answers and heartbeats waiting for the world thread.
 pub(super) const CONTROL: usize = 16_384;
+/// Their bus payload bytes, at most (answers to the zone's own requests count none).
+pub(super) const CONTROL_BYTES: usize = 64 * 1024 * 1024;
+
+/// How much a lane holds: messages, and bus payload bytes.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Bound {
+    /// Messages.
+    pub count: usize,
+    /// Payload bytes.
+    pub bytes: usize,
+}
 
 /// The bus's side: where each message goes.
 #[derive(Clone)]
 pub(super) struct InboxTx {
-    control: mpsc::Sender<ZoneIn>,
-    data: mpsc::Sender<(ZoneIn, usize)>,
-    data_bytes: Arc<Budget>,
+    control: LaneTx,
+    data: LaneTx,
 }
 
 /// The world thread's side.
 pub(super) struct InboxRx {
-    control: mpsc::Receiver<ZoneIn>,
-    /// Each message with the payload bytes it was counted for.
-    data: mpsc::Receiver<(ZoneIn, usize)>,
-    data_bytes: Arc<Budget>,
+    control: LaneRx,
+    data: LaneRx,
 }
 
-/// Bytes queued in the data lane, and the most it may hold.
+/// One lane's sending side: each message with the payload bytes it was counted for.
+#[derive(Clone)]
+struct LaneTx {
+    tx: mpsc::Sender<(ZoneIn, usize)>,
+    queued: Arc<Budget>,
+}
+
+struct LaneRx {
+    rx: mpsc::Receiver<(ZoneIn, usize)>,
+    queued: Arc<Budget>,
+}
+
+/// Bytes queued in a lane, and the most it may hold.
 struct Budget {
     queued: AtomicUsize,
     most: usize,
 }
 
-/// An inbox whose lanes hold `control` and `data` messages, the data lane at most
-/// `data_bytes` bytes of payload.
-pub(super) fn inbox(control: usize, data: usize, data_bytes: usize) -> (InboxTx, InboxRx) {
-    let (control_tx, control_rx) = mpsc::channel(control);
-    let (data_tx, data_rx) = mpsc::channel(data);
-    let budget = Arc::new(Budget {
+fn lane(bound: Bound) -> (LaneTx, LaneRx) {
+    let (tx, rx) = mpsc::channel(bound.count);
+    let queued = Arc::new(Budget {
         queued: AtomicUsize::new(0),
-        most: data_bytes,
+        most: bound.bytes,
     });
+    let rx = LaneRx {
+        rx,
+        queued: Arc::clone(&queued),
+    };
+    (LaneTx { tx, queued }, rx)
+}
+
+/// An inbox whose lanes hold what `control` and `data` allow.
+pub(super) fn inbox(control: Bound, data: Bound) -> (InboxTx, InboxRx) {
+    let (control_tx, control_rx) = lane(control);
+    let (data_tx, data_rx) = lane(data);
     (
         InboxTx {
             control: control_tx,
             data: data_tx,
-            data_bytes: Arc::clone(&budget),
         },
         InboxRx {
             control: control_rx,
             data: data_rx,
-            data_bytes: budget,
         },
     )
 }
@@ -85,42 +112,51 @@ fn droppable(message: &ZoneIn) -> bool {
     }
 }
 
-impl InboxTx {
-    /// Queues `message`, decoded from `bytes` bytes of payload, in its lane without
-    /// waiting; `false` when that lane is full, by count or (the data lane) by bytes: the
-    /// message is dropped.
-    pub(super) fn offer(&self, message: ZoneIn, bytes: usize) -> bool {
-        if !droppable(&message) {
-            return self.control.try_send(message).is_ok();
-        }
-        let budget = &self.data_bytes;
+impl LaneTx {
+    fn offer(&self, message: ZoneIn, bytes: usize) -> bool {
+        let budget = &self.queued;
         let before = budget.queued.fetch_add(bytes, Ordering::Relaxed);
-        if before.saturating_add(bytes) > budget.most
-            || self.data.try_send((message, bytes)).is_err()
+        if before.saturating_add(bytes) > budget.most || self.tx.try_send((message, bytes)).is_err()
         {
             budget.queued.fetch_sub(bytes, Ordering::Relaxed);
             return false;
         }
         true
     }
+}
 
-    /// Queues `message` in the control lane, waiting for room: for answers the world
-    /// thread must always take.
+impl LaneRx {
+    fn next(&mut self) -> Option<ZoneIn> {
+        let (message, bytes) = self.rx.try_recv().ok()?;
+        self.queued.queued.fetch_sub(bytes, Ordering::Relaxed);
+        Some(message)
+    }
+}
+
+impl InboxTx {
+    /// Queues `message`, decoded from `bytes` bytes of payload, in its lane without
+    /// waiting; `false` when that lane is full, by count or by bytes: the message is
+    /// dropped.
+    pub(super) fn offer(&self, message: ZoneIn, bytes: usize) -> bool {
+        if droppable(&message) {
+            self.data.offer(message, bytes)
+        } else {
+            self.control.offer(message, bytes)
+        }
+    }
+
+    /// Queues `message` in the control lane, waiting for room (its bytes are not
+    /// counted): for answers the world thread must always take.
     pub(super) async fn must_send(&self, message: ZoneIn) {
         // Closed only when the world thread has stopped, and then nobody needs it.
-        let _ = self.control.send(message).await;
+        let _ = self.control.tx.send((message, 0)).await;
     }
 }
 
 impl InboxRx {
     /// The next message, the control lane's first; `None` when both are empty.
     pub(super) fn next(&mut self) -> Option<ZoneIn> {
-        if let Ok(message) = self.control.try_recv() {
-            return Some(message);
-        }
-        let (message, bytes) = self.data.try_recv().ok()?;
-        self.data_bytes.queued.fetch_sub(bytes, Ordering::Relaxed);
-        Some(message)
+        self.control.next().or_else(|| self.data.next())
     }
 }
 
@@ -142,7 +178,7 @@ mod tests {
 
     #[test]
     fn a_flood_of_inputs_neither_drops_nor_delays_a_heartbeat_or_a_leave() {
-        let (tx, mut rx) = inbox(4, 2, 1_000);
+        let (tx, mut rx) = inbox(bound(4, 1_000), bound(2, 1_000));
         assert!(tx.offer(input(1), 20));
         assert!(tx.offer(input(2), 20));
         assert!(!tx.offer(input(3), 20), "the data lane holds two");
@@ -165,11 +201,15 @@ mod tests {
         assert_eq!(order, ["alive", "leave", "input 1", "input 2"]);
     }
 
+    fn bound(count: usize, bytes: usize) -> Bound {
+        Bound { count, bytes }
+    }
+
     /// Frames too large for the bytes left are dropped, however few are waiting; taking
-    /// messages out gives their bytes back; control messages do not count.
+    /// messages out gives their bytes back; control messages count in their own lane.
     #[test]
     fn the_data_lane_holds_a_bounded_number_of_bytes() {
-        let (tx, mut rx) = inbox(4, 100, 1_000);
+        let (tx, mut rx) = inbox(bound(4, 10_000), bound(100, 1_000));
         assert!(tx.offer(input(1), 600));
         assert!(!tx.offer(input(2), 600), "1,200 bytes in a lane of 1,000");
         assert!(tx.offer(input(3), 400));
@@ -188,5 +228,33 @@ mod tests {
             .collect();
         assert_eq!(rest, [3, 6]);
         assert!(tx.offer(input(8), 1_000));
+    }
+
+    /// Handoffs too large for the control lane's bytes left are dropped; answers the zone
+    /// must take wait for room and count no bytes.
+    #[tokio::test]
+    async fn the_control_lane_holds_a_bounded_number_of_bytes() {
+        let (tx, mut rx) = inbox(bound(8, 1_000), bound(8, 1_000));
+        assert!(tx.offer(ZoneIn::Leave(NetId::NONE), 900));
+        assert!(
+            !tx.offer(ZoneIn::Leave(NetId::NONE), 200),
+            "1,100 bytes in 1,000"
+        );
+        let answer = ZoneIn::HandoffAnswer {
+            id: NetId::NONE,
+            epoch: 1,
+            ack: None,
+        };
+        tx.must_send(answer).await;
+        assert!(
+            tx.offer(input(1), 1_000),
+            "the data lane's bytes are its own"
+        );
+        assert!(matches!(rx.next(), Some(ZoneIn::Leave(_))));
+        assert!(tx.offer(ZoneIn::Leave(NetId::NONE), 1_000));
+        assert!(matches!(rx.next(), Some(ZoneIn::HandoffAnswer { .. })));
+        assert!(matches!(rx.next(), Some(ZoneIn::Leave(_))));
+        assert!(matches!(rx.next(), Some(ZoneIn::Input(_))));
+        assert!(rx.next().is_none());
     }
 }
