@@ -102,8 +102,10 @@
 //!    map bounds and view radius. Snapshot datagrams can arrive before the welcome (the
 //!    stream and datagrams are not ordered with each other); a client may apply them, or
 //!    drop them and wait for the next.
-//! 4. Then either side may send `Ping { nonce }`, answered by `Pong` with the same nonce;
-//!    the server sends [`ServerMessage::Event`]s. A `Hello` or `Login` after the login is
+//! 4. Then either side may send `Ping { nonce }`, answered by `Pong` with the same nonce
+//!    (the server answers at most [`MAX_PINGS_PER_SEC`] a second, a second's worth at
+//!    once; a ping beyond that is an invalid message and gets no `Pong`); the server
+//!    sends [`ServerMessage::Event`]s. A `Hello` or `Login` after the login is
 //!    an invalid message (see *Inputs*) and changes nothing: the session goes on under its
 //!    first name. The client ends the session with [`ClientMessage::Leave`]; the server
 //!    answers with a `Disconnect` of [`DisconnectReason::ClientLeft`].
@@ -207,9 +209,9 @@
 //!   event and never lead to a disconnect. Every valid input counts against the rate,
 //!   `Nothing` and stale ones included.
 //! - **Invalid messages.** An undecodable datagram (wrong version byte, too long,
-//!   malformed, trailing bytes), an input that breaks the command rules above, and a
-//!   `Hello` or `Login` after the login each count as one invalid message and are
-//!   dropped. The server tells the client with [`Event::InvalidInput`] (the count so far
+//!   malformed, trailing bytes), an input that breaks the command rules above, a
+//!   `Hello` or `Login` after the login, and a `Ping` beyond [`MAX_PINGS_PER_SEC`] each
+//!   count as one invalid message and are dropped. The server tells the client with [`Event::InvalidInput`] (the count so far
 //!   and why the latest was invalid), coalesced: at the first invalid message, then for an
 //!   invalid message only when a second or more has passed since the last event. The
 //!   count never decreases; at [`MAX_INVALID_MESSAGES`] (100) the session ends with
@@ -389,10 +391,15 @@ pub const PROTOCOL_VERSION: u16 = 1;
 pub const ALPN: &[u8] = b"mmo-sim/1";
 
 /// Invalid messages (undecodable datagrams, inputs that break the command rules, a hello
-/// or login after the login) at which the server ends a session with
+/// or login after the login, pings beyond [`MAX_PINGS_PER_SEC`]) at which the server ends a session with
 /// [`DisconnectReason::TooManyInvalid`]. Inputs dropped for the rate limit or as stale are
 /// not invalid and do not count.
 pub const MAX_INVALID_MESSAGES: u32 = 100;
+
+/// The most [`ClientMessage::Ping`]s a second the server answers, as a token bucket that
+/// holds one second of them: a ping beyond it gets no `Pong` and counts as an invalid
+/// message.
+pub const MAX_PINGS_PER_SEC: u32 = 10;
 
 /// Longest login name, in characters: Unicode scalar values (Rust `char`s), not bytes.
 pub const MAX_NAME_CHARS: usize = 32;

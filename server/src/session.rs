@@ -562,10 +562,10 @@ async fn serve(
                 reader.push(&chunk);
                 drain_frames(&mut reader, &mut machine, session, send, ctx).await?;
             }
-            kicked = kick.recv() => {
-                if let Some(Kick { reason, text }) = kicked {
-                    return Err(End::new(reason, text));
-                }
+            // Once every sender is gone (the world thread stopped) the branch is off: a
+            // closed channel must not wake the loop again at once, for ever.
+            Some(Kick { reason, text }) = kick.recv() => {
+                return Err(End::new(reason, text));
             }
             changed = shutdown.changed(), if !notified => {
                 if changed.is_err() || *shutdown.borrow() {

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use navmesh::Rng;
 use protocol::codec::decode_snapshot_datagram;
 use protocol::{
-    ClientMessage, Command, EntityState, Input, NetId, QPos, Received, ServerMessage, Snapshot,
-    View, ViewHistory, Welcome,
+    ClientMessage, Command, EntityState, Event, Input, NetId, QPos, Received, ServerMessage,
+    Snapshot, View, ViewHistory, Welcome,
 };
 use serde::{Deserialize, Serialize};
 
@@ -80,17 +80,21 @@ pub enum Violation {
     OrderIgnored,
     /// A message that has no place in the session (a second welcome, a bad frame).
     UnexpectedMessage,
+    /// The server said inputs of the bot were invalid ([`Event::InvalidInput`]): a bot
+    /// sends only inputs the protocol allows, so the server refused what it should take.
+    InputRefused,
 }
 
 impl Violation {
     /// Every kind, for reports.
-    pub const ALL: [Violation; 6] = [
+    pub const ALL: [Violation; 7] = [
         Violation::TickBackwards,
         Violation::BadSnapshot,
         Violation::SelfNotInView,
         Violation::OutOfBounds,
         Violation::OrderIgnored,
         Violation::UnexpectedMessage,
+        Violation::InputRefused,
     ];
 }
 
@@ -373,6 +377,11 @@ impl Bot {
             ServerMessage::Welcome(_) => {
                 self.samples
                     .push(Sample::Violation(Violation::UnexpectedMessage));
+                None
+            }
+            ServerMessage::Event(Event::InvalidInput { .. }) => {
+                self.samples
+                    .push(Sample::Violation(Violation::InputRefused));
                 None
             }
             ServerMessage::Pong { .. }

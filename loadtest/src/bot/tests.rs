@@ -140,6 +140,25 @@ fn an_ignored_order_is_a_violation() {
     assert!(violations(&mut bot).contains(&Violation::OrderIgnored));
 }
 
+/// The server telling the bot its inputs were invalid is a violation: the bot sends only
+/// inputs the protocol allows (a server that refused every order passed before, each
+/// refused order looking acknowledged by the inputs after it). Other events are not.
+#[test]
+fn an_invalid_input_event_is_a_violation() {
+    let now = Instant::now();
+    let mut bot = Bot::new(Behaviour::Wander, 1);
+    bot.on_welcome(welcome(), now);
+    let shutting = ServerMessage::Event(Event::ShuttingDown { grace_ms: 500 });
+    assert_eq!(bot.on_message(&shutting, now), None);
+    assert!(violations(&mut bot).is_empty());
+    let refused = ServerMessage::Event(Event::InvalidInput {
+        count: 1,
+        reason: "move target outside the map".to_owned(),
+    });
+    assert_eq!(bot.on_message(&refused, now), None);
+    assert_eq!(violations(&mut bot), vec![Violation::InputRefused]);
+}
+
 /// West and east halves of the test map, sharing the border x = 50.
 fn halves() -> Arc<Borders> {
     let zone = |name: &str, x0: f32, x1: f32| crate::borders::Zone {

@@ -10,7 +10,7 @@ use auth::PublicKey;
 use protocol::codec::decode_datagram;
 use protocol::{
     Bounds, ClientDatagram, ClientMessage, Command, DecodeError, DisconnectReason, Event, Input,
-    MAX_INVALID_MESSAGES, PROTOCOL_VERSION, ServerMessage,
+    MAX_INVALID_MESSAGES, MAX_PINGS_PER_SEC, PROTOCOL_VERSION, ServerMessage,
 };
 
 use super::login::{self, Rejected};
@@ -226,12 +226,13 @@ pub enum Verdict {
     },
 }
 
-/// A session after its welcome: checks inputs, limits their rate, answers pings and
-/// counts invalid messages up to [`MAX_INVALID_MESSAGES`].
+/// A session after its welcome: checks inputs, limits their rate, answers pings (at most
+/// [`MAX_PINGS_PER_SEC`] a second) and counts invalid messages up to [`MAX_INVALID_MESSAGES`].
 #[derive(Debug)]
 pub struct Session {
     bounds: Bounds,
     rate: RateLimit,
+    pings: RateLimit,
     strikes: Strikes,
 }
 
@@ -242,6 +243,7 @@ impl Session {
         Session {
             bounds,
             rate: RateLimit::new(input_rate_per_sec, now),
+            pings: RateLimit::new(MAX_PINGS_PER_SEC, now),
             strikes: Strikes::default(),
         }
     }
@@ -249,7 +251,14 @@ impl Session {
     /// Takes a control frame.
     pub fn on_frame(&mut self, message: ClientMessage, now: Instant) -> Verdict {
         match message {
-            ClientMessage::Ping { nonce } => Verdict::Reply(ServerMessage::Pong { nonce }),
+            ClientMessage::Ping { nonce } => {
+                if self.pings.allow(now) {
+                    Verdict::Reply(ServerMessage::Pong { nonce })
+                } else {
+                    let why = format!("more than {MAX_PINGS_PER_SEC} pings a second");
+                    self.strike(InvalidKind::Frame, why, now)
+                }
+            }
             ClientMessage::Pong { .. } => Verdict::Nothing,
             ClientMessage::Leave => Verdict::End {
                 end: End::new(DisconnectReason::ClientLeft, "goodbye"),

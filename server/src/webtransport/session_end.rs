@@ -100,10 +100,10 @@ struct Capsules {
 }
 
 impl Capsules {
-    /// Takes the body's next bytes; `true` once a close capsule has begun.
-    fn feed(&mut self, bytes: &[u8]) -> bool {
-        let mut owned;
-        let mut bytes = bytes;
+    /// Takes the body's next bytes; `true` once a close capsule has begun. Each byte is
+    /// looked at once: a capsule's header (two QUIC varints, at most 16 bytes) is held
+    /// over reads only when a read cuts it short, and a payload is skipped in place.
+    fn feed(&mut self, mut bytes: &[u8]) -> bool {
         loop {
             let skipped = self.skip.min(bytes.len() as u64) as usize;
             self.skip -= skipped as u64;
@@ -111,7 +111,9 @@ impl Capsules {
             if bytes.is_empty() {
                 return false;
             }
-            self.head.extend_from_slice(bytes);
+            let held = self.head.len();
+            let take = bytes.len().min(CAPSULE_HEAD_MAX - held);
+            self.head.extend_from_slice(&bytes[..take]);
             let mut rest = &self.head[..];
             let (Some(kind), Some(len)) = (h3::varint(&mut rest), h3::varint(&mut rest)) else {
                 // The type and length are cut short: the rest comes with the next bytes.
@@ -120,13 +122,17 @@ impl Capsules {
             if kind == CLOSE_SESSION_CAPSULE {
                 return true;
             }
-            owned = rest.to_vec();
+            // The header's bytes that came in this read (it did not fit in those held).
+            let used = self.head.len() - rest.len() - held;
             self.head.clear();
             self.skip = len;
-            bytes = &owned;
+            bytes = &bytes[used..];
         }
     }
 }
+
+/// The longest capsule header: a type and a length, each a QUIC varint of up to 8 bytes.
+const CAPSULE_HEAD_MAX: usize = 16;
 
 #[cfg(test)]
 mod tests {

@@ -433,3 +433,44 @@ fn commands_are_checked() {
         ]
     );
 }
+
+/// A second's worth of pings is answered at once, then one every tenth of a second; a ping
+/// beyond the rate gets no pong and is an invalid message, so a flood ends the session.
+#[test]
+fn pings_beyond_the_rate_are_invalid_and_a_flood_ends_the_session() {
+    let start = Instant::now();
+    let mut session = Session::new(BOUNDS, 30, start);
+    let ping = |session: &mut Session, nonce: u64, at: Instant| {
+        session.on_frame(ClientMessage::Ping { nonce }, at)
+    };
+    for nonce in 0..u64::from(MAX_PINGS_PER_SEC) {
+        assert_eq!(
+            ping(&mut session, nonce, start),
+            Verdict::Reply(ServerMessage::Pong { nonce })
+        );
+    }
+    match ping(&mut session, 99, start) {
+        Verdict::Invalid {
+            kind: InvalidKind::Frame,
+            tell: Some(ServerMessage::Event(Event::InvalidInput { count: 1, reason })),
+        } => assert!(reason.contains("pings a second"), "{reason}"),
+        other => panic!("a ping over the rate: {other:?}"),
+    }
+    let later = start + Duration::from_millis(110);
+    assert_eq!(
+        ping(&mut session, 100, later),
+        Verdict::Reply(ServerMessage::Pong { nonce: 100 })
+    );
+    let mut ended = None;
+    for nonce in 0..u64::from(MAX_INVALID_MESSAGES) {
+        if let Verdict::End { end, .. } = ping(&mut session, nonce, later) {
+            ended = Some((nonce, end.reason));
+            break;
+        }
+    }
+    assert_eq!(
+        ended,
+        Some((98, DisconnectReason::TooManyInvalid)),
+        "the flood went on"
+    );
+}
