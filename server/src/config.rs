@@ -161,7 +161,7 @@ pub struct Config {
     pub key: Option<PathBuf>,
     /// Most sessions at once.
     pub max_clients: u32,
-    /// Most sessions from one IP address at once.
+    /// Most sessions from one IP address at once (an IPv6 /64 counts as one address).
     pub max_clients_per_ip: u32,
     /// Entities within this distance of a character are in its view, metres.
     pub view_radius_m: f32,

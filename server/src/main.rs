@@ -56,7 +56,7 @@ struct RunArgs {
     /// Most sessions at once [default: 2000].
     #[arg(long, value_name = "N", env = "MMO_MAX_CLIENTS")]
     max_clients: Option<u32>,
-    /// Most sessions from one IP address [default: 64].
+    /// Most sessions from one IP address (an IPv6 /64 counts as one) [default: 64].
     #[arg(long, value_name = "N", env = "MMO_MAX_CLIENTS_PER_IP")]
     max_clients_per_ip: Option<u32>,
     /// Threads that build snapshots; 0: the cores left after the world's thread

@@ -6,8 +6,7 @@
 //! fingerprint. Shutdown: stop accepting, tell every client (an event, then after the grace
 //! period a disconnect), stop the world thread, close the endpoint.
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,6 +34,10 @@ use crate::tls::{
     Certificates, Fingerprint, Identity, TransportLimits, WebTransportCert, server_config,
 };
 use crate::udp::{self, BufferSizes};
+
+mod slots;
+
+use slots::{SlotGuard, Slots, address_of};
 
 /// The default map, embedded so `server run` works from any directory: den520d, a
 /// Dragon Age: Origins map from the Moving AI benchmark set (see maps/movingai/README.md).
@@ -488,35 +491,6 @@ fn load_certificates(config: &Config) -> Result<(Certificates, Fingerprint)> {
     }
 }
 
-/// Sessions per address and in total.
-#[derive(Default)]
-struct Slots {
-    per_ip: HashMap<IpAddr, u32>,
-    total: u32,
-}
-
-/// Releases a session's slot when the session ends, however it ends.
-struct SlotGuard {
-    slots: Arc<Mutex<Slots>>,
-    ip: IpAddr,
-}
-
-impl Drop for SlotGuard {
-    fn drop(&mut self) {
-        let mut slots = self
-            .slots
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        slots.total = slots.total.saturating_sub(1);
-        if let Some(count) = slots.per_ip.get_mut(&self.ip) {
-            *count -= 1;
-            if *count == 0 {
-                slots.per_ip.remove(&self.ip);
-            }
-        }
-    }
-}
-
 async fn accept_loop(
     endpoint: quinn::Endpoint,
     ctx: Arc<SessionContext>,
@@ -539,7 +513,7 @@ async fn accept_loop(
                     let _ = incoming.retry();
                     continue;
                 }
-                let ip = incoming.remote_address().ip();
+                let ip = address_of(incoming.remote_address().ip());
                 let refusal = {
                     let mut slots = slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
                     let from_ip = slots.per_ip.get(&ip).copied().unwrap_or(0);
