@@ -156,6 +156,10 @@ pub(crate) struct ZoneWorld {
     frames: BTreeMap<String, (ZoneFrame, Instant)>,
     /// Where bodies went, so late inputs and leaves follow them.
     handed_to: HashMap<NetId, (String, u64)>,
+    /// Bodies whose offer was not taken, with the tick from which they may be offered
+    /// again: a neighbour that is full (or refuses for any reason) is not asked at every
+    /// tick.
+    offer_after: HashMap<NetId, u64>,
     /// Players whose leave came while their body was not real here (offered to or taken
     /// over from a neighbour, or not offered here yet), with the tick: should the body
     /// become real here after all (the offer refused, the body still spawning, or the
@@ -194,6 +198,8 @@ const ANNOUNCE_EVERY_TICKS: u64 = 20;
 const SAVE_EVERY_TICKS: u64 = 10;
 /// How long a zone remembers where a body went, ticks (late inputs follow it).
 const REMEMBER_HANDED_TICKS: u64 = 200;
+/// Ticks a body whose offer was not taken waits before it is offered again.
+const REOFFER_AFTER_TICKS: u64 = 20;
 /// Leaves remembered for bodies not here (yet) at most: a bound on what a flood of leaves
 /// for unknown ids holds.
 const LEFT_AHEAD_MAX: usize = 16_384;
@@ -232,6 +238,7 @@ impl ZoneWorld {
             ghosts: HashMap::new(),
             frames: BTreeMap::new(),
             handed_to: HashMap::new(),
+            offer_after: HashMap::new(),
             left: HashMap::new(),
             inputs: Vec::new(),
             spawning: Vec::new(),
@@ -431,6 +438,8 @@ impl ZoneWorld {
                     "handoff not taken; the body stays here"
                 );
                 let flight = self.in_flight.remove(&id)?;
+                self.offer_after
+                    .insert(id, self.ticks + REOFFER_AFTER_TICKS);
                 // Refused before the next tick (a neighbour that just went down answers
                 // "no responders" at once): the body has not been turned into a ghost
                 // yet, so it is simply real again. Taking it back as a new body would
@@ -517,6 +526,7 @@ impl ZoneWorld {
             .retain(|_, (_, at)| self.ticks.saturating_sub(*at) < REMEMBER_HANDED_TICKS);
         self.left
             .retain(|_, at| self.ticks.saturating_sub(*at) < REMEMBER_HANDED_TICKS);
+        self.offer_after.retain(|_, after| self.ticks < *after);
         if self.ticks.is_multiple_of(SAVE_EVERY_TICKS) {
             self.save_moved();
         }
@@ -650,7 +660,8 @@ impl ZoneWorld {
                 let owner = self.file.zone_of(body.pos.x, body.pos.y)?;
                 // A neighbour that is down (no fresh frame) cannot take it: it stays real
                 // here, offered again once the neighbour is back.
-                if !self.frames.contains_key(&owner.name) {
+                let waits = self.offer_after.get(&id).is_some_and(|&t| self.ticks < t);
+                if !self.frames.contains_key(&owner.name) || waits {
                     return None;
                 }
                 Some((id, owner.name.clone()))

@@ -28,9 +28,15 @@ pub(super) const FLIGHT_MAX: Duration = REQUEST_TIMEOUT.saturating_mul(3);
 
 impl ZoneWorld {
     /// The bodies this zone's frame lists (real and in flight), and those spawning this
-    /// tick.
+    /// tick to be real here (ghosts are not listed).
     pub(super) fn bodies_held(&self) -> usize {
-        self.reals.len() + self.in_flight.len() + self.spawning.len()
+        let ghost = |what: &Spawning| matches!(what, Spawning::Ghost(..));
+        let spawning = self
+            .spawning
+            .iter()
+            .filter(|(_, what)| !ghost(what))
+            .count();
+        self.reals.len() + self.in_flight.len() + spawning
     }
 
     /// Why a body cannot come here (a join, or an offer of `kind`), if it cannot: the
@@ -85,7 +91,10 @@ impl ZoneWorld {
             });
             self.spawned_for(Spawning::Npc);
         }
-        info!(zone = %self.spec.name, skipped, full, "NPCs spawned");
+        info!(zone = %self.spec.name, skipped, "NPCs spawned");
+        if full > 0 {
+            warn!(zone = %self.spec.name, full, "NPCs of the zone's share not spawned: it holds {NPC_ROOM} bodies");
+        }
     }
 
     /// Takes back every body offered to a neighbour longer than [`FLIGHT_MAX`] ago with no

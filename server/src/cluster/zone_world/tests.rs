@@ -185,13 +185,15 @@ fn an_epoch_at_the_top_of_its_range_stays_there() {
     flight.epoch = u32::MAX - 1;
     for tick in 2..6 {
         // East refuses every offer, whatever its epoch; the character stays past the
-        // margin, so it is taken back and offered anew each tick.
+        // margin, so it is taken back and offered anew each tick (its wait before the
+        // next offer cut short).
         let epoch = zone.in_flight.get(&id).expect("offered again").epoch;
         zone.handle(ZoneIn::HandoffAnswer {
             id,
             epoch,
             ack: None,
         });
+        zone.offer_after.clear();
         zone.handle(east_frame(tick, [35.0, 15.0]));
         zone.tick();
     }
@@ -481,4 +483,47 @@ fn a_full_zone_frame_fits_in_one_bus_message() {
     let message = protocol::bus::BusMessage::Frame(frame);
     let bytes = crate::cluster::bus::encode(&message).expect("a full zone's frame is sent");
     assert!(bytes.len() <= protocol::codec::MAX_BUS_BYTES);
+}
+
+/// A body whose offer is refused (a full neighbour, say) is offered again a second later,
+/// not at every tick.
+#[test]
+fn a_refused_offer_waits_before_it_is_made_again() {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    zone.handle(east_frame(1, [35.0, 15.0]));
+    zone.handle(join_at([23.0, 10.0]));
+    let mut offers = 0;
+    for tick in 2..22 {
+        let (_, said) = zone.tick();
+        for out in said {
+            if let super::ZoneOut::Request(_, _, id, epoch) = out {
+                offers += 1;
+                let refused = Some("zone east is full (20000 bodies)".to_owned());
+                let ack = protocol::bus::HandoffAck { id, epoch, refused };
+                zone.handle(ZoneIn::HandoffAnswer {
+                    id,
+                    epoch,
+                    ack: Some(ack),
+                });
+            }
+        }
+        zone.handle(east_frame(tick, [35.0, 15.0]));
+    }
+    assert_eq!(offers, 1, "{offers} offers in 20 ticks");
+}
+
+/// Ghosts spawning in a tick take no room: a zone whose neighbour's bodies stand in its
+/// band still spawns all its room's NPCs.
+#[test]
+fn ghosts_take_no_npc_room() {
+    let mut zone = west();
+    zone.npcs_to_place = vec![Vec2::new(5.0, 5.0); super::NPC_ROOM];
+    zone.handle(east_frame(1, [21.0, 10.0]));
+    zone.sync_ghosts();
+    zone.place_npcs();
+    let npcs = (zone.spawning.iter())
+        .filter(|(_, what)| matches!(what, super::Spawning::Npc))
+        .count();
+    assert_eq!(npcs, super::NPC_ROOM);
 }
