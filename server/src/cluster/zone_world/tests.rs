@@ -25,6 +25,20 @@ fn west() -> ZoneWorld {
     ZoneWorld::new(Arc::new(mesh), Arc::new(file), 0, 1, None)
 }
 
+/// [`west`] with no NPCs to place, one tick in.
+fn west_without_npcs() -> ZoneWorld {
+    let mut zone = west();
+    zone.npcs_to_place.clear();
+    zone.tick();
+    zone
+}
+
+/// A player's character offered by the neighbour in the tests of offers.
+const PLAYER: NetId = NetId {
+    index: PLAYER_BIT | 3,
+    generation: 1,
+};
+
 fn join_at(at: [f32; 2]) -> ZoneIn {
     ZoneIn::Join(
         JoinRequest {
@@ -322,22 +336,40 @@ fn a_leave_while_offered_holds_when_the_neighbour_does_not_take_the_body() {
 }
 
 /// The leave a neighbour passes on with its offer, both taken before one tick (the body
-/// still spawning here): the body leaves as soon as it is made.
+/// still spawning here), or the leave first: the offer is a request of its own, and may
+/// come after the leave. Either way the body taken over leaves as soon as it is made,
+/// instead of staying here with nobody playing it.
 #[test]
-fn a_leave_that_comes_with_the_offer_holds() {
-    let mut zone = west();
-    zone.npcs_to_place.clear();
-    zone.tick();
-    let id = NetId {
-        index: PLAYER_BIT | 3,
-        generation: 1,
-    };
-    zone.handle(offer(id, 1, EntityKind::Player, [17.0, 10.0]));
-    zone.handle(ZoneIn::Leave(id));
-    zone.tick();
-    zone.tick();
-    assert!(!zone.reals.contains_key(&id), "the character stayed");
-    assert!(bodies(&zone).is_empty(), "{:?}", bodies(&zone));
+fn a_leave_that_comes_with_or_before_the_offer_holds() {
+    for leave_first in [false, true] {
+        let mut zone = west_without_npcs();
+        let id = PLAYER;
+        let offered = || offer(id, 1, EntityKind::Player, [17.0, 10.0]);
+        if leave_first {
+            zone.handle(ZoneIn::Leave(id));
+            zone.handle(offered());
+        } else {
+            zone.handle(offered());
+            zone.handle(ZoneIn::Leave(id));
+        }
+        for _ in 0..10 {
+            zone.handle(ZoneIn::GatewayAlive {
+                index: 0,
+                incarnation: 1,
+            });
+            zone.tick();
+        }
+        let order = if leave_first {
+            "leave first"
+        } else {
+            "offer first"
+        };
+        assert!(
+            !zone.reals.contains_key(&id),
+            "{order}: the character stayed"
+        );
+        assert!(bodies(&zone).is_empty(), "{order}: {:?}", bodies(&zone));
+    }
 }
 
 /// Two offers of one body taken before one tick (this zone's thread was slow: the
@@ -362,38 +394,6 @@ fn two_offers_of_one_body_in_one_tick_make_one_body() {
         assert_eq!(zone.reals[&id].epoch, 3, "offers at epochs {epochs:?}");
         assert_eq!(bodies(&zone).len(), 1, "offers at epochs {epochs:?}");
     }
-}
-
-/// A neighbour forwards the leave of a body it is offering here, and the offer (a request
-/// of its own) can come after the leave: the body taken over then leaves at once, instead
-/// of staying here with nobody playing it.
-#[test]
-fn a_leave_that_overtakes_its_offer_holds() {
-    let mut zone = west();
-    zone.npcs_to_place.clear();
-    zone.tick();
-    let id = NetId {
-        index: PLAYER_BIT | 3,
-        generation: 1,
-    };
-    zone.handle(ZoneIn::Leave(id));
-    zone.handle(offer(id, 1, EntityKind::Player, [17.0, 10.0]));
-    for _ in 0..10 {
-        zone.handle(ZoneIn::GatewayAlive {
-            index: 0,
-            incarnation: 1,
-        });
-        zone.tick();
-    }
-    assert!(
-        !zone.reals.contains_key(&id),
-        "a player who left is real here"
-    );
-    assert!(
-        bodies(&zone).is_empty(),
-        "its body stays: {:?}",
-        bodies(&zone)
-    );
 }
 
 /// An offer whose request never left (dropped on a full outbox) or whose answer was lost
@@ -434,13 +434,8 @@ fn an_offer_unanswered_is_taken_back() {
 #[test]
 fn a_handoff_from_a_zone_the_file_does_not_name_is_refused() {
     for from in ["nowhere", "west"] {
-        let mut zone = west();
-        zone.npcs_to_place.clear();
-        zone.tick();
-        let id = NetId {
-            index: PLAYER_BIT | 3,
-            generation: 1,
-        };
+        let mut zone = west_without_npcs();
+        let id = PLAYER;
         let ZoneIn::Handoff(mut handoff, reply) = offer(id, 1, EntityKind::Player, [17.0, 10.0])
         else {
             unreachable!("an offer is a handoff")
